@@ -1,0 +1,25 @@
+"""autograd: a small reverse-mode automatic differentiation engine over NumPy.
+
+    from autograd import Tensor, no_grad, gradcheck, set_backend
+    import autograd.functional as F
+    from autograd import nn, optim
+
+Read in this order: ``tensor.py`` (Tensor, backward), ``function.py`` (Function: forward and
+backward side by side), ``elementwise.py``, ``reductions.py``, ``movement.py``, ``linalg.py``
+(the primitives), ``functional.py`` (ops composed from primitives), ``kernels.py`` (numba),
+``nn.py``, ``optim.py``. Task slots are bound through ``tasks.py``.
+"""
+from . import errors, tasks
+from .errors import (CheckpointError, ConfigError, GradcheckError, MiniLMError, ShapeError,
+                     TokenizerError, TrainingError)
+from .tensor import Tensor, is_grad_enabled, no_grad, tensor
+from .function import Function
+from .movement import cat, stack, where
+from .gradcheck import gradcheck
+from .kernels import get_backend, set_backend
+
+__all__ = [
+    "Tensor", "tensor", "no_grad", "is_grad_enabled", "Function", "gradcheck", "set_backend",
+    "get_backend", "cat", "stack", "where", "errors", "tasks", "MiniLMError", "ShapeError",
+    "GradcheckError", "CheckpointError", "TokenizerError", "ConfigError", "TrainingError",
+]

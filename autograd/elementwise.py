@@ -1,0 +1,210 @@
+"""Elementwise primitives. Forward is one NumPy expression; backward is Task 1.2.
+
+Binary operations broadcast like NumPy, so their backward must *un-broadcast*: sum the incoming
+gradient over the axes that broadcasting stretched, giving each input a gradient of its own shape.
+"""
+import numpy as np
+
+from . import tasks
+from .errors import ShapeError
+from .function import Function
+
+# Task 1.2: solutions/task01_autograd/elementwise.py
+_T12 = "task01_autograd.elementwise"
+unbroadcast = tasks.bind(_T12, "unbroadcast")
+add_backward = tasks.bind(_T12, "add_backward")
+sub_backward = tasks.bind(_T12, "sub_backward")
+mul_backward = tasks.bind(_T12, "mul_backward")
+div_backward = tasks.bind(_T12, "div_backward")
+pow_backward = tasks.bind(_T12, "pow_backward")
+exp_backward = tasks.bind(_T12, "exp_backward")
+log_backward = tasks.bind(_T12, "log_backward")
+tanh_backward = tasks.bind(_T12, "tanh_backward")
+sigmoid_backward = tasks.bind(_T12, "sigmoid_backward")
+relu_backward = tasks.bind(_T12, "relu_backward")
+
+
+def broadcast_shape(op: str, *shapes) -> tuple:
+    """The broadcast result shape, or a ShapeError that names both shapes."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {' and '.join(map(str, shapes))} do not broadcast") from None
+
+
+class _Binary(Function):
+    name = "?"
+
+    @classmethod
+    def apply(cls, a, b):
+        from .function import as_tensor
+        a, b = as_tensor(a, (a, b)), as_tensor(b, (a, b))
+        broadcast_shape(cls.name, a.shape, b.shape)
+        return super().apply(a, b)
+
+
+class Add(_Binary):
+    name = "add"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return add_backward(grad_output, *ctx.saved_tensors)
+
+
+class Sub(_Binary):
+    name = "sub"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return sub_backward(grad_output, *ctx.saved_tensors)
+
+
+class Mul(_Binary):
+    name = "mul"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return mul_backward(grad_output, *ctx.saved_tensors)
+
+
+class Div(_Binary):
+    name = "div"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return div_backward(grad_output, *ctx.saved_tensors)
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -grad_output
+
+
+class Pow(Function):
+    """``a ** p`` for a constant exponent p."""
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a ** np.asarray(exponent, dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (a,) = ctx.saved_tensors
+        return pow_backward(grad_output, a, ctx.exponent)
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return exp_backward(grad_output, *ctx.saved_tensors)
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return log_backward(grad_output, *ctx.saved_tensors)
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.tanh(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return tanh_backward(grad_output, *ctx.saved_tensors)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, a):
+        # the two branches keep exp() from overflowing for large |a|
+        out = np.empty_like(a)
+        pos = a >= 0
+        out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
+        ea = np.exp(a[~pos])
+        out[~pos] = ea / (1.0 + ea)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return sigmoid_backward(grad_output, *ctx.saved_tensors)
+
+
+class ReLU(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.maximum(a, 0).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return relu_backward(grad_output, *ctx.saved_tensors)
+
+
+class Where(Function):
+    """``where(cond, a, b)``: ``a`` where the (constant, boolean) condition holds, else ``b``."""
+
+    @classmethod
+    def apply(cls, cond, a, b):
+        from .function import as_tensor
+        from .tensor import Tensor
+        cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond, dtype=bool)
+        a, b = as_tensor(a, (a, b)), as_tensor(b, (a, b))
+        broadcast_shape("where", cond.shape, a.shape, b.shape)
+        return super().apply(Tensor(cond), a, b)
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.save_for_backward(cond)
+        ctx.shapes = a.shape, b.shape
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (cond,) = ctx.saved_tensors
+        zero = np.zeros((), dtype=grad_output.dtype)
+        ga = unbroadcast(np.where(cond, grad_output, zero), ctx.shapes[0])
+        gb = unbroadcast(np.where(cond, zero, grad_output), ctx.shapes[1])
+        return None, ga, gb

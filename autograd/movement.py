@@ -1,0 +1,136 @@
+"""Data movement: reshape, transpose, indexing, gather, concatenate, stack.
+
+These only re-arrange numbers, so each backward re-arranges the gradient back (Task 1.3 for
+reshape, transpose, indexing and gather; cat and stack split the gradient).
+"""
+import numpy as np
+
+from . import tasks
+from .errors import ShapeError
+from .function import Function, as_tensor
+
+# Task 1.3: solutions/task01_autograd/reductions.py
+_T13 = "task01_autograd.reductions"
+reshape_backward = tasks.bind(_T13, "reshape_backward")
+transpose_backward = tasks.bind(_T13, "transpose_backward")
+getitem_backward = tasks.bind(_T13, "getitem_backward")
+gather_backward = tasks.bind(_T13, "gather_backward")
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, a, shape):
+        try:
+            out = a.reshape(shape)
+        except ValueError:
+            raise ShapeError(f"reshape: cannot reshape {a.shape} ({a.size} elements) into {tuple(shape)}") from None
+        ctx.shape = a.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return reshape_backward(grad_output, ctx.shape)
+
+
+class Transpose(Function):
+    @staticmethod
+    def forward(ctx, a, axes=None):
+        if axes is not None and sorted(ax % a.ndim for ax in axes) != list(range(a.ndim)):
+            raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of {a.ndim} axes (shape {a.shape})")
+        ctx.axes = None if axes is None else tuple(ax % a.ndim for ax in axes)
+        return a.transpose(ctx.axes)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return transpose_backward(grad_output, ctx.axes)
+
+
+def _raw_index(index):
+    from .tensor import Tensor
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, tuple):
+        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    return index
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx, a, index):
+        index = _raw_index(index)
+        try:
+            out = a[index]
+        except IndexError as e:
+            raise ShapeError(f"indexing a tensor of shape {a.shape}: {e}") from None
+        ctx.shape, ctx.index = a.shape, index
+        return np.asarray(out)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return getitem_backward(grad_output, ctx.shape, ctx.index)
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx, a, axis, index):
+        if index.ndim != a.ndim:
+            raise ShapeError(f"gather: index has {index.ndim} dims ({index.shape}), input has {a.ndim} ({a.shape})")
+        n = a.shape[axis]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            bad = index[(index < 0) | (index >= n)].flat[0]
+            raise ShapeError(f"gather: index {bad} is out of range for axis {axis} of size {n} (shape {a.shape})")
+        ctx.shape, ctx.axis, ctx.index = a.shape, axis, index
+        return np.take_along_axis(a, index, axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return gather_backward(grad_output, ctx.shape, ctx.axis, ctx.index)
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, *arrays, axis=0):
+        try:
+            out = np.concatenate(arrays, axis=axis)
+        except ValueError:
+            raise ShapeError(f"cat along axis {axis}: shapes {[x.shape for x in arrays]} do not fit") from None
+        ctx.axis, ctx.sizes = axis, [x.shape[axis] for x in arrays]
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        cuts = np.cumsum(ctx.sizes)[:-1]
+        return tuple(np.split(grad_output, cuts, axis=ctx.axis))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx, *arrays, axis=0):
+        try:
+            out = np.stack(arrays, axis=axis)
+        except ValueError:
+            raise ShapeError(f"stack: shapes {[x.shape for x in arrays]} are not all equal") from None
+        ctx.axis, ctx.n = axis, len(arrays)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return tuple(np.moveaxis(grad_output, ctx.axis, 0)[i] for i in range(ctx.n))
+
+
+def cat(tensors, axis=0):
+    """Concatenate tensors along an existing axis (torch.cat)."""
+    tensors = [as_tensor(t, tensors) for t in tensors]
+    return Cat.apply(*tensors, axis=axis)
+
+
+def stack(tensors, axis=0):
+    """Stack equally-shaped tensors along a new axis (torch.stack)."""
+    tensors = [as_tensor(t, tensors) for t in tensors]
+    return Stack.apply(*tensors, axis=axis)
+
+
+def where(cond, a, b):
+    """``a`` where ``cond`` (a boolean array, no gradient) holds, else ``b``; both differentiable."""
+    from .elementwise import Where
+    return Where.apply(cond, a, b)

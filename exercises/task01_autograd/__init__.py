@@ -1,0 +1,1 @@
+"""Task module 1: the autograd engine (topological sort, elementwise, reductions, matmul backward, gradcheck)."""

@@ -1,0 +1,67 @@
+"""Task 1.3: the backward of reductions (sum, mean, max) and of data movement
+(reshape, transpose, indexing, gather).
+
+Reductions shrink: the gradient must be *expanded* back. ``out = a.sum(axis)`` uses every
+``a[i]`` once, so ``dL/da[i] = dL/dout[j]`` for the ``j`` it was summed into: put back the reduced
+axes (if ``keepdims`` was False) and broadcast to ``a``'s shape. ``mean`` divides by the count;
+``max`` sends the gradient only to the entries that were the maximum (split equally among ties,
+so the gradient sums to the same total).
+
+Movement ops only re-arrange numbers, so backward re-arranges the gradient the other way: reshape
+back, transpose by the inverse permutation, and for indexing *scatter-add* into zeros — with
+integer arrays an element can be picked twice, and then it must receive both gradients
+(``np.add.at``, not ``g[index] = ...``).
+
+``axis`` may be None (all axes), an int (negative allowed) or a tuple of ints.
+"""
+import numpy as np
+
+
+def normalize_axis(axis, ndim):
+    """None → all axes; int or tuple → a sorted tuple of non-negative axes. (Not a task.)"""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(sorted(ax % ndim for ax in axis))
+
+
+def sum_backward(grad_output, shape, axis, keepdims):
+    """Task 1.3: out = a.sum(axis, keepdims); ``shape`` is a's shape. Return dL/da (shape ``shape``)."""
+    raise NotImplementedError("Task 1.3: sum_backward")
+
+
+def mean_backward(grad_output, shape, axis, keepdims):
+    """Task 1.3: out = a.mean(axis, keepdims). Each input counts 1/N, N = number of elements
+    averaged into one output. Return dL/da."""
+    raise NotImplementedError("Task 1.3: mean_backward")
+
+
+def max_backward(grad_output, a, out, axis, keepdims):
+    """Task 1.3: out = a.max(axis, keepdims). The gradient goes to the maximal entries only;
+    when several entries tie for the maximum, split it equally among them. Return dL/da."""
+    raise NotImplementedError("Task 1.3: max_backward")
+
+
+def reshape_backward(grad_output, shape):
+    """Task 1.3: out = a.reshape(new_shape); ``shape`` is a's shape. Return dL/da."""
+    raise NotImplementedError("Task 1.3: reshape_backward")
+
+
+def transpose_backward(grad_output, axes):
+    """Task 1.3: out = a.transpose(axes) (axes None = reversed). Return dL/da: transpose by the
+    inverse permutation (``np.argsort(axes)``)."""
+    raise NotImplementedError("Task 1.3: transpose_backward")
+
+
+def getitem_backward(grad_output, shape, index):
+    """Task 1.3: out = a[index] for any NumPy index (slices, ints, integer arrays, boolean masks).
+    Return dL/da: zeros of ``shape`` with grad_output scattered back, **accumulating** where an
+    integer-array index picks the same element more than once."""
+    raise NotImplementedError("Task 1.3: getitem_backward")
+
+
+def gather_backward(grad_output, shape, axis, index):
+    """Task 1.3: out = np.take_along_axis(a, index, axis) (torch.gather). Return dL/da: scatter-add
+    grad_output into zeros of ``shape`` at the gathered places (repeats accumulate)."""
+    raise NotImplementedError("Task 1.3: gather_backward")

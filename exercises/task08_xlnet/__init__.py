@@ -1,0 +1,1 @@
+"""Task module 8: XLNet (permutation LM, two-stream attention)."""

@@ -1,0 +1,1 @@
+"""Task module 10: knowledge distillation."""

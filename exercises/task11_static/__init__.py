@@ -1,0 +1,1 @@
+"""Task module 11: static word vectors from contextual models."""

@@ -1,0 +1,85 @@
+"""The ``minilm`` command line.
+
+Each subcommand lives in its own module under ``minilm/commands/`` and provides
+``register(subparsers)`` (adds its parser and sets ``func``); this file only collects them, so a
+new command is one new file. Global options: ``--impl`` chooses whose task code runs
+(``solutions`` or ``exercises``), ``--seed`` is passed to every command.
+
+Conventions for commands: progress and tables go to stderr/stdout as text; with ``--json`` a command
+prints exactly one JSON object on stdout and sends everything else to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from autograd import tasks
+from autograd.errors import MiniLMError
+
+DESCRIPTION = """\
+minilm — the Transformer pre-training families (GPT, BERT, RoBERTa, ELECTRA, XLNet, T5, BART,
+distillation) built from scratch in NumPy. Every command takes --seed; commands that report numbers
+take --json (one JSON object on stdout, progress on stderr).
+
+Start with:  minilm demo          (the seed experiment: GPT and BERT objectives on six sentences)
+Students:    minilm grade         (grade your exercises/ against the graded tests)
+"""
+
+
+def _command_modules():
+    import minilm.commands as pkg
+    mods = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("_"):
+            mods.append(importlib.import_module(f"minilm.commands.{info.name}"))
+    return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="minilm", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--impl", choices=tasks.IMPLEMENTATIONS, default=None,
+                        help="whose task code runs: solutions (reference; default where it exists) or "
+                             "exercises (yours). MINILM_IMPL sets the default.")
+    parser.add_argument("--version", action="version", version=f"minilm {__import__('minilm').__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in _command_modules():
+        mod.register(sub)
+    return parser
+
+
+def add_common(parser: argparse.ArgumentParser, json: bool = True, seed: int = 0) -> None:
+    """The options every command shares: --seed, and --json where the command reports numbers."""
+    parser.add_argument("--seed", type=int, default=seed, help=f"random seed (default {seed})")
+    if json:
+        parser.add_argument("--json", action="store_true",
+                            help="print one JSON object on stdout (progress goes to stderr)")
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.impl:
+            tasks.set_impl(args.impl)
+        result = args.func(args)
+        return int(result or 0)
+    except MiniLMError as e:
+        print(f"minilm {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except NotImplementedError as e:
+        print(f"minilm {args.command}: a task slot is not implemented yet: {e}\n"
+              f"(fill it in under exercises/, or run with --impl solutions)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Task module 4: GPT (causal LM loss, decoding rules, beam search)."""

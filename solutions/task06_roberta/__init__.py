@@ -1,0 +1,1 @@
+"""Task module 6: RoBERTa (dynamic masking, packing, byte-level BPE)."""

@@ -1,0 +1,1 @@
+"""Task module 7: ELECTRA (replaced-token detection)."""

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""The stub check: the untouched stubs in exercises/ must pass **no** graded test.
+
+A graded test that passes on a stub grades nothing. Run by .ci/run; exits 1 and lists the
+offending tests if any graded test passes with ``--impl exercises``.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from minilm import grading  # noqa: E402
+
+
+def main() -> int:
+    summaries = grading.run_graded("exercises")
+    tests = [t for s in summaries for t in s.tests]
+    passed = [t for t in tests if t.outcome == "passed"]
+    untagged = [t for t in tests if t.task == "?"]
+    if not tests:
+        print("check_stubs: no graded tests were collected", file=sys.stderr)
+        return 1
+    if untagged:
+        print("check_stubs: graded tests without a taskM_N marker:", file=sys.stderr)
+        for t in untagged:
+            print(f"  {t.nodeid}", file=sys.stderr)
+        return 1
+    if passed:
+        print(f"check_stubs: {len(passed)} graded test(s) pass on the untouched stubs:", file=sys.stderr)
+        for t in passed:
+            print(f"  {t.nodeid}", file=sys.stderr)
+        return 1
+    print(f"check_stubs: all {len(tests)} graded tests fail on the stubs "
+          f"({sum(t.not_implemented for t in tests)} with NotImplementedError)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
