@@ -17,9 +17,10 @@ from .function import Function
 from .movement import cat, stack, where
 from .gradcheck import gradcheck
 from .kernels import get_backend, set_backend
+from . import nn, optim
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "is_grad_enabled", "Function", "gradcheck", "set_backend",
-    "get_backend", "cat", "stack", "where", "errors", "tasks", "MiniLMError", "ShapeError",
+    "get_backend", "cat", "stack", "where", "errors", "tasks", "nn", "optim", "MiniLMError", "ShapeError",
     "GradcheckError", "CheckpointError", "TokenizerError", "ConfigError", "TrainingError",
 ]

@@ -1,0 +1,78 @@
+"""Argument checks shared by the XLNet, T5 and BART corruptions (not part of the public API).
+
+Every corruption takes a 1-D array of token ids and a few numbers; these helpers turn bad input into
+one clear error that names the operation, what it received and what it expected, instead of letting
+NumPy wrap a negative id or index past the end of an array.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograd.errors import ConfigError, ShapeError, TokenizerError
+
+__all__: list[str] = []
+
+
+def as_ids(ids, *, op: str, vocab_size: int | None = None, min_length: int = 1,
+           name: str = "ids") -> np.ndarray:
+    """A new 1-D int64 copy of ``ids``, after checking shape, length, dtype and range."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1:
+        raise ShapeError(f"{op}: {name} has shape {arr.shape}: expected a 1-D array of token ids")
+    if arr.size < min_length:
+        raise ShapeError(f"{op}: {name} has length {arr.size}: expected at least {min_length} "
+                         f"token{'s' if min_length != 1 else ''}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TokenizerError(f"{op}: {name} has dtype {arr.dtype}: expected integer token ids")
+    arr = arr.astype(np.int64, copy=True)
+    check_range(arr, op=op, vocab_size=vocab_size, name=name)
+    return arr
+
+
+def check_range(arr: np.ndarray, *, op: str, vocab_size: int | None, name: str = "ids") -> None:
+    """Refuse negative ids (NumPy would wrap them) and, when the vocabulary is known, ids >= V."""
+    if arr.size == 0:
+        return
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0:
+        raise TokenizerError(f"{op}: {name} contains the negative id {lo}: expected ids >= 0")
+    if vocab_size is not None and hi >= vocab_size:
+        raise TokenizerError(f"{op}: {name} contains the id {hi}: expected ids < vocab_size "
+                             f"{vocab_size}")
+
+
+def check_id(value, *, op: str, name: str, vocab_size: int | None = None) -> int:
+    """One special id (mask, eos, full stop): an int in [0, vocab_size)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{op}: {name}={value!r}: expected an integer token id")
+    value = int(value)
+    if value < 0 or (vocab_size is not None and value >= vocab_size):
+        upper = f", < vocab_size {vocab_size}" if vocab_size is not None else ""
+        raise TokenizerError(f"{op}: {name}={value}: expected an id >= 0{upper}")
+    return value
+
+
+def check_fraction(value, *, op: str, name: str, upper_open: bool = False) -> float:
+    """A probability-like number in [0, 1] (or [0, 1) with ``upper_open``)."""
+    value = float(value)
+    ok = 0.0 <= value < 1.0 if upper_open else 0.0 <= value <= 1.0
+    if not ok:
+        interval = "[0, 1)" if upper_open else "[0, 1]"
+        raise ConfigError(f"{op}: {name}={value}: expected a number in {interval}")
+    return value
+
+
+def check_positive(value, *, op: str, name: str) -> float:
+    value = float(value)
+    if not value > 0.0 or not np.isfinite(value):
+        raise ConfigError(f"{op}: {name}={value}: expected a finite number > 0")
+    return value
+
+
+def check_length(value, *, op: str, name: str, minimum: int = 1) -> int:
+    """A count such as a sequence length: an int >= ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{op}: {name}={value!r}: expected an integer")
+    if value < minimum:
+        raise ShapeError(f"{op}: {name}={value}: expected an integer >= {minimum}")
+    return int(value)

@@ -1,0 +1,141 @@
+"""BART's noising functions, and their composition in fairseq's order.
+
+Lewis et al. 2020, "BART: Denoising Sequence-to-Sequence Pre-training", §2.2 (token masking, token
+deletion, text infilling with Poisson(λ=3) span lengths where 0-length spans insert a mask, sentence
+permutation, document rotation) and §5.1 (the large model: 30% masking, all sentences permuted).
+The reference is fairseq ``fairseq/data/denoising_dataset.py``: ``add_whole_word_mask``,
+``permute_sentences``, ``add_insertion_noise``, ``add_rolling_noise``.
+
+Every function takes a 1-D id array ``ids (L,)`` that starts with ``<s>`` and ends with ``</s>``
+(at least those two tokens) and returns a new array; the first and last tokens are never noised.
+Letters: L sequence length, V vocabulary size, λ the Poisson mean of the span lengths.
+
+The task slots (Task 9.3) are bound here; ``token_masking``, ``token_deletion``, ``text_infilling``
+are the three settings of the one slot ``whole_word_mask``, as in fairseq.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autograd import tasks
+from autograd.errors import ShapeError
+
+from ._token_ids import as_ids, check_fraction, check_id, check_length, check_positive
+
+__all__ = [
+    "poisson_span_lengths", "whole_word_mask", "insert_tokens", "sentence_permutation",
+    "document_rotation", "truncated_poisson_pmf", "token_masking", "token_deletion",
+    "text_infilling", "insertion_noise", "bart_noise",
+]
+
+# Task 9.3: solutions/task09_seq2seq/noising.py
+poisson_span_lengths = tasks.bind("task09_seq2seq.noising", "poisson_span_lengths")
+whole_word_mask = tasks.bind("task09_seq2seq.noising", "whole_word_mask")  # Task 9.3
+insert_tokens = tasks.bind("task09_seq2seq.noising", "insert_tokens")  # Task 9.3
+sentence_permutation = tasks.bind("task09_seq2seq.noising", "sentence_permutation")  # Task 9.3
+document_rotation = tasks.bind("task09_seq2seq.noising", "document_rotation")  # Task 9.3
+
+
+def truncated_poisson_pmf(poisson_lambda: float = 3.0) -> np.ndarray:
+    """fairseq's span-length distribution: ``p_k = e^{-λ} λ^k / k!`` for ``k = 0, 1, …``, stopping
+    after the first k whose p_k < 1e-7 (and at k = 127), renormalised to sum to 1.
+
+    For λ = 3 the support is ``0 … 17``. Returns ``pmf (K,)`` float64.
+    """
+    poisson_lambda = check_positive(poisson_lambda, op="truncated_poisson_pmf", name="poisson_lambda")
+    ps, lam_k, k_fact = [], 1.0, 1.0
+    for k in range(128):
+        ps.append(math.exp(-poisson_lambda) * lam_k / k_fact)
+        lam_k *= poisson_lambda
+        k_fact *= k + 1
+        if ps[-1] < 1e-7:
+            break
+    pmf = np.array(ps)
+    return pmf / pmf.sum()
+
+
+def token_masking(ids, *, mask_id, rng, ratio=0.15, word_starts=None, mask_random=0.0,
+                  vocab_size=None):
+    """Token masking (BERT-style, §2.2): ``ceil(#word starts · ratio)`` words each become ``<mask>``
+    token for token; the length is unchanged. fairseq: ``replace_length=-1``, no span distribution."""
+    return whole_word_mask(ids, rng=rng, mask_id=mask_id, ratio=ratio, replace_length=-1,
+                           poisson_lambda=None, word_starts=word_starts, mask_random=mask_random,
+                           vocab_size=vocab_size)
+
+
+def token_deletion(ids, *, rng, ratio=0.15, word_starts=None):
+    """Token deletion (§2.2): ``ceil(#word starts · ratio)`` words are removed; the model must find
+    where. fairseq: ``replace_length=0``, no span distribution."""
+    return whole_word_mask(ids, rng=rng, mask_id=0, ratio=ratio, replace_length=0,
+                           poisson_lambda=None, word_starts=word_starts)
+
+
+def text_infilling(ids, *, mask_id, rng, ratio=0.3, poisson_lambda=3.0, word_starts=None):
+    """Text infilling (§2.2): spans with Poisson(λ) lengths (in words) covering ``ratio`` of the
+    word starts are each replaced by ONE ``<mask>``; a 0-length span inserts a ``<mask>``.
+    fairseq: ``mask_length=span-poisson``, ``replace_length=1``."""
+    return whole_word_mask(ids, rng=rng, mask_id=mask_id, ratio=ratio, replace_length=1,
+                           poisson_lambda=poisson_lambda, word_starts=word_starts)
+
+
+def insertion_noise(ids, *, rng, mask_id, ratio, mask_random=0.0, vocab_size=None):
+    """fairseq's ``add_insertion_noise``: insert ``ceil(L · ratio)`` new tokens at random inner
+    positions (``ceil(n · mask_random)`` of them random ids in ``[1, V)``, the rest ``<mask>``)."""
+    ids = as_ids(ids, op="insertion_noise", min_length=2, vocab_size=vocab_size)
+    ratio = check_fraction(ratio, op="insertion_noise", name="ratio")
+    n = math.ceil(ids.size * ratio)
+    return insert_tokens(ids, n, rng=rng, mask_id=mask_id, mask_random=mask_random,
+                         vocab_size=vocab_size)
+
+
+def bart_noise(ids, *, rng, mask_id, vocab_size, full_stop_id, mask_ratio=0.3,
+               permute_sentences=1.0, rotate=0.0, insert=0.0, replace_length=1, mask_random=0.0,
+               poisson_lambda=3.0, word_start_table=None):
+    """BART's noising pipeline, in fairseq's order: sentence permutation → masking → insertion →
+    rotation. Defaults are the paper's large model (30% text infilling, all sentences permuted).
+
+    Args:
+        ids: ``(L,)`` ids with ``<s>`` first and ``</s>`` last; all in ``[0, vocab_size)``.
+        mask_ratio: share of word starts to mask (0 skips masking).
+        permute_sentences: share of sentences to shuffle (0 skips); sentences end at ``full_stop_id``.
+        rotate: probability of rotating the document (``document_rotation``).
+        insert: ``ceil(L · insert)`` extra tokens inserted (``insertion_noise``).
+        replace_length: 1 one ``<mask>`` per span (infilling), 0 delete, -1 a ``<mask>`` per token.
+        poisson_lambda: span lengths ~ Poisson(λ); ``None`` masks single words (token masking).
+        word_start_table: optional ``(V,)`` bool, True for ids that begin a word (fairseq's
+            ``mask_whole_word``); looked up after the permutation. Default: every token is a start.
+    Returns the noised ids (a new array); the clean ``ids`` are the decoder's target.
+    """
+    op = "bart_noise"
+    vocab_size = check_length(vocab_size, op=op, name="vocab_size", minimum=2)
+    ids = as_ids(ids, op=op, min_length=2, vocab_size=vocab_size)
+    mask_id = check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
+    full_stop_id = check_id(full_stop_id, op=op, name="full_stop_id", vocab_size=vocab_size)
+    mask_ratio = check_fraction(mask_ratio, op=op, name="mask_ratio")
+    permute_sentences = check_fraction(permute_sentences, op=op, name="permute_sentences")
+    rotate = check_fraction(rotate, op=op, name="rotate")
+    insert = check_fraction(insert, op=op, name="insert")
+    table = None
+    if word_start_table is not None:
+        table = np.asarray(word_start_table, dtype=bool)
+        if table.shape != (vocab_size,):
+            raise ShapeError(f"{op}: word_start_table has shape {table.shape}: expected "
+                             f"({vocab_size},), one flag per vocabulary id")
+
+    x = ids
+    if permute_sentences > 0:
+        x = sentence_permutation(x, full_stop_id=full_stop_id, rng=rng, p=permute_sentences)
+    if mask_ratio > 0:
+        starts = None if table is None else table[x]
+        x = whole_word_mask(x, rng=rng, mask_id=mask_id, ratio=mask_ratio,
+                            replace_length=replace_length, poisson_lambda=poisson_lambda,
+                            word_starts=starts, mask_random=mask_random, vocab_size=vocab_size)
+    if insert > 0:
+        x = insertion_noise(x, rng=rng, mask_id=mask_id, ratio=insert, mask_random=mask_random,
+                            vocab_size=vocab_size)
+    if rotate > 0 and rng.random() < rotate:
+        x = document_rotation(x, rng=rng)
+    return x if x is not ids else ids.copy()
+

@@ -1,0 +1,170 @@
+"""Task 6.1 (masking half): RoBERTa's masking and dynamic vs static masking.
+
+RoBERTa (Liu et al. 2019, §4.1 "Static vs. Dynamic Masking"): BERT masked its data once, while
+preparing it, and duplicated it ``dupe_factor = 10`` times with different masks, so over 40 epochs
+each mask was seen 4 times ("static"). RoBERTa draws a new mask every time a sequence is fed to the
+model ("dynamic"): as good or slightly better, and it needs no 10× copy of the data.
+
+fairseq's ``MaskTokensDataset`` (SPEC §2) masks one sequence of length ``sz`` like this:
+
+1. ``num_mask = int(prob · sz + U)`` with U ~ Uniform[0, 1): stochastic rounding, so that the
+   expected count is exactly ``prob · sz``. That many positions are drawn *without replacement*
+   from ALL positions: no special-token exclusion (``<s>`` is already in place and can be masked).
+2. Each masked position is "random or unmasked" with probability
+   ``leave_unmasked_prob + random_token_prob`` (0.2); of those, the share
+   ``leave_unmasked_prob / (leave_unmasked_prob + random_token_prob)`` stays unchanged and the rest
+   become a token drawn uniformly from the non-special vocabulary ``[nspecial, vocab_size)``.
+   Every other masked position becomes ``mask_id``.
+3. The target is the original id at masked positions and ``pad_id`` everywhere else (fairseq's
+   convention; its criterion ignores ``pad``). ``minilm.corruption.targets_to_labels`` converts to
+   the -100 convention of ``cross_entropy(..., ignore_index=-100)``.
+
+Dynamic masking reseeds a Generator from ``(seed, epoch, index)`` on every access
+(``np.random.default_rng([seed, epoch, index])``): reproducible, yet new every epoch.
+
+Shapes: one sequence ``ids`` (T,); the outputs are (T,) too.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograd.errors import ConfigError, MiniLMError
+from minilm.corruption._token_ids import as_ids, check_fraction, check_id
+
+
+def roberta_mask(ids, *, mask_id, vocab_size, nspecial, rng, prob=0.15, leave_unmasked_prob=0.1,
+                 random_token_prob=0.1, pad_id=1):
+    """Task 6.1: fairseq/RoBERTa masking of one sequence. Returns ``(inputs, targets)``, (T,) each.
+
+    With ``sz = len(ids)``:
+      1. ``num_mask = int(prob * sz + rng.random())`` — stochastic rounding (E[num_mask] = prob·sz;
+         plain ``int`` or ``round`` would bias it). Choose that many positions out of ALL sz
+         positions, without replacement: ``rng.choice(sz, num_mask, replace=False)``.
+      2. For each masked position draw u: if u < ``leave_unmasked_prob + random_token_prob`` it is
+         "random or unmasked". Split those with a second draw: the share
+         ``leave_unmasked_prob / (leave_unmasked_prob + random_token_prob)`` stays unchanged, the
+         rest get a random id uniform in ``[nspecial, vocab_size)`` (never a special token).
+         All other masked positions become ``mask_id``.
+      3. ``targets`` = the original id at masked positions, ``pad_id`` elsewhere.
+
+    Use ``rng`` only. The given first lines make ``ids`` a new int64 array (never write into the
+    caller's array) and check the arguments.
+
+    The graded tests check: the mean of num_mask is prob·sz and each count is floor or ceil of it;
+    every position, the first included, is masked at rate prob; the 80/10/10 split; random ids only
+    from [nspecial, V) and spread over all of it; targets pad exactly where nothing is masked.
+    """
+    op = "roberta_mask"
+    ids = as_ids(ids, op=op, vocab_size=vocab_size, min_length=0)  # given: a new int64 array (T,)
+    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
+                    ("random_token_prob", random_token_prob),
+                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
+        check_fraction(p, op=op, name=name)
+    check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
+    if not 0 <= nspecial < vocab_size:
+        raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
+    # BEGIN SOLUTION
+    sz = len(ids)
+    num_mask = int(prob * sz + rng.random())                  # stochastic rounding
+    mask = np.zeros(sz, dtype=bool)
+    mask[rng.choice(sz, num_mask, replace=False)] = True      # over ALL positions
+
+    targets = np.where(mask, ids, pad_id)
+
+    rand_or_unmask_prob = leave_unmasked_prob + random_token_prob
+    rand_or_unmask = mask & (rng.random(sz) < rand_or_unmask_prob)
+    unmask_share = leave_unmasked_prob / rand_or_unmask_prob if rand_or_unmask_prob > 0 else 0.0
+    unmask = rand_or_unmask & (rng.random(sz) < unmask_share)   # stays unchanged
+    rand = rand_or_unmask & ~unmask                              # a random non-special id
+
+    inputs = ids.copy()
+    inputs[mask & ~rand_or_unmask] = mask_id
+    inputs[rand] = rng.integers(nspecial, vocab_size, size=int(rand.sum()))
+    return inputs, targets
+    # END SOLUTION
+
+
+def dynamic_mask_rng(seed, epoch, index):
+    """Task 6.1: the Generator that masks sequence ``index`` in epoch ``epoch``.
+
+    Dynamic masking needs a mask that is (a) new in every epoch and for every sequence, yet
+    (b) reproducible: the same ``(seed, epoch, index)`` must give the same mask, whichever order the
+    data loader visits the sequences in. So do not keep one Generator running through the data;
+    seed a fresh one from all three numbers, e.g. ``np.random.default_rng([seed, epoch, index])``
+    (a SeedSequence mixes the list; fairseq uses ``hash((seed, epoch, index))``). Beware of
+    ``seed + epoch + index``: (0, 1, 2) and (0, 2, 1) would share a mask.
+
+    Return a ``numpy.random.Generator``. The graded tests check that equal arguments give equal
+    draws and that changing any one of seed, epoch and index (or swapping two) changes them.
+    """
+    for name, value in (("seed", seed), ("epoch", epoch), ("index", index)):  # given
+        if int(value) != value or value < 0:
+            raise ConfigError(f"dynamic_mask_rng: {name}={value!r} must be an integer >= 0")
+    # BEGIN SOLUTION
+    return np.random.default_rng([int(seed), int(epoch), int(index)])
+    # END SOLUTION
+
+
+class MaskedDataset:
+    """Sequences that are masked when read: dynamically (RoBERTa) or statically (BERT).
+
+    ``masker(ids, rng=...) -> tuple of arrays`` masks one sequence, e.g.
+    ``functools.partial(roberta_mask, mask_id=4, vocab_size=V, nspecial=5)``.
+    ``get(index, epoch)`` returns what the masker returned for sequence ``index`` in that epoch.
+    """
+
+    def __init__(self, sequences, masker, *, seed, dynamic=True, static_copies=10):
+        """Task 6.1: store the data; for static masking, make the masks now.
+
+        The given lines store ``self.sequences`` (a list of int64 arrays), ``self.masker``,
+        ``self.seed``, ``self.dynamic`` and ``self.static_copies``.
+
+        Static masking (``dynamic=False``) is BERT's ``dupe_factor``: build ``static_copies``
+        masked versions of every sequence *here*, once, and keep them (e.g. in ``self.copies``,
+        where ``self.copies[index][c]`` is copy ``c`` of sequence ``index``). Give each copy its own
+        Generator, e.g. ``np.random.default_rng([seed, c, index])``, so that the copies differ.
+        Dynamic masking stores nothing: ``get`` masks on demand.
+        """
+        if int(static_copies) != static_copies or static_copies < 1:  # given
+            raise ConfigError(f"MaskedDataset: static_copies={static_copies!r} must be an integer >= 1")
+        if int(seed) != seed or seed < 0:
+            raise ConfigError(f"MaskedDataset: seed={seed!r} must be an integer >= 0")
+        self.sequences = [np.asarray(s, dtype=np.int64) for s in sequences]
+        self.masker = masker
+        self.seed, self.dynamic, self.static_copies = int(seed), bool(dynamic), int(static_copies)
+        # BEGIN SOLUTION
+        self.copies = None
+        if not self.dynamic:
+            self.copies = [[masker(seq, rng=np.random.default_rng([self.seed, c, index]))
+                            for c in range(self.static_copies)]
+                           for index, seq in enumerate(self.sequences)]
+        # END SOLUTION
+
+    def __len__(self):
+        return len(self.sequences)
+
+    def get(self, index, epoch):
+        """Task 6.1: the masked sequence ``index`` as seen in epoch ``epoch``.
+
+        * dynamic: mask ``self.sequences[index]`` now with a Generator seeded from
+          ``(self.seed, epoch, index)`` — the same recipe as ``dynamic_mask_rng`` (write it inline:
+          task slots never call each other). Same arguments -> same mask; new epoch -> new mask.
+        * static: return the pre-made copy number ``epoch % self.static_copies`` (so the masks repeat
+          with period ``static_copies``). Return copies of its arrays, so that a caller who writes
+          into them cannot change what later epochs see.
+
+        The graded tests check: dynamic masks differ across epochs (no repetition after
+        ``static_copies`` epochs) and across indices, and repeat for the same (seed, epoch, index),
+        also in a second dataset built with the same seed; static masks repeat with period
+        ``static_copies`` and are not all the same; writing into a returned array changes nothing.
+        """
+        if not 0 <= index < len(self.sequences):  # given
+            raise MiniLMError(f"MaskedDataset.get: index {index} outside [0, {len(self.sequences)})")
+        if int(epoch) != epoch or epoch < 0:
+            raise ConfigError(f"MaskedDataset.get: epoch={epoch!r} must be an integer >= 0")
+        # BEGIN SOLUTION
+        if self.dynamic:
+            rng = np.random.default_rng([self.seed, int(epoch), int(index)])
+            return self.masker(self.sequences[index], rng=rng)
+        return tuple(np.array(a, copy=True) for a in self.copies[index][epoch % self.static_copies])
+        # END SOLUTION

@@ -1,0 +1,103 @@
+"""Task 12.2: whole-word masking (WWM), BERT's ``do_whole_word_mask``.
+
+WordPiece splits a rare word into pieces: ``unaffable -> un ##aff ##able``. Masking pieces one by one
+lets the model cheat: seeing ``un [MASK] ##able`` it only has to finish a word it can almost read.
+Whole-word masking (released with BERT in May 2019, ``create_pretraining_data.py``) chooses *words*
+instead: the pieces of a word are masked together or not at all. The budget is still counted in
+pieces, so a long word that does not fit is skipped and the sequence may end up under-filled.
+
+The procedure (SPEC §1, ``create_masked_lm_predictions``):
+
+1. Group the positions: a piece starting with ``##`` joins the group before it; every other token
+   starts a new group; ``[CLS]`` and ``[SEP]`` belong to no group (they are never predicted).
+2. Shuffle the groups.
+3. ``num_to_predict = min(max_predictions, max(1, round(len(tokens) * prob)))``, where
+   ``len(tokens)`` counts ``[CLS]`` and ``[SEP]`` too, and ``round`` is Python's (half to even).
+4. Walk the shuffled groups: stop once ``num_to_predict`` positions are chosen; skip a group that
+   would take the count past it (a later, shorter word may still fit).
+
+The 80/10/10 replacement of the chosen positions is the same as in BERT; the library's
+``minilm.corruption.mask_tokens_wwm`` applies it to the positions this task chooses.
+"""
+from __future__ import annotations
+
+from autograd.errors import ConfigError
+from minilm.corruption._token_ids import check_fraction
+
+NEVER_MASKED = ("[CLS]", "[SEP]")
+
+
+def _check_budget_args(op, prob, max_predictions):
+    """Given helper (not the lesson): ``prob`` in [0, 1] and a non-negative ``max_predictions``."""
+    check_fraction(prob, op=op, name="prob")
+    if isinstance(max_predictions, bool) or int(max_predictions) != max_predictions or max_predictions < 0:
+        raise ConfigError(f"{op}: max_predictions={max_predictions!r}: expected an integer >= 0")
+
+
+def word_groups(tokens):
+    """Task 12.2: group WordPiece positions into whole words.
+
+    ``tokens`` is a list of WordPiece strings, e.g.
+    ``["[CLS]", "un", "##aff", "##able", "cat", "[SEP]"]``. Return a list of groups, each a list of
+    positions (ints, increasing) that form one word: here ``[[1, 2, 3], [4]]``.
+
+    Rules (BERT's ``create_masked_lm_predictions`` with ``do_whole_word_mask=True``):
+      * ``[CLS]`` and ``[SEP]`` are skipped: they are in no group.
+      * a token starting with ``"##"`` is appended to the last group, if there is one;
+      * every other token (and a ``##`` token when no group exists yet) starts a new group.
+
+    The graded tests compare your groups with hand-made examples.
+    """
+    # BEGIN SOLUTION
+    groups = []
+    for i, token in enumerate(tokens):
+        if token in NEVER_MASKED:
+            continue
+        if groups and token.startswith("##"):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+    # END SOLUTION
+
+
+def whole_word_mask(tokens, *, rng, prob=0.15, max_predictions=20):
+    """Task 12.2: choose the positions to predict, whole words at a time.
+
+    ``tokens``: a list of WordPiece strings (``[CLS]``/``[SEP]`` included). Return a sorted list of
+    the chosen positions (ints).
+
+    Steps (see the module docstring):
+      1. build the word groups exactly as ``word_groups`` does (write the loop again here: one task
+         slot never calls another, so each can be graded on its own);
+      2. shuffle the groups with ``rng`` (e.g. ``rng.permutation(len(groups))``);
+      3. ``budget = min(max_predictions, max(1, round(len(tokens) * prob)))``;
+      4. walk the shuffled groups: ``break`` once ``budget`` positions are chosen; ``continue`` past
+         a group whose pieces would take the count above ``budget``; otherwise take all its pieces;
+      5. return the chosen positions sorted.
+
+    The graded tests check over thousands of draws: a word is never partly chosen; ``[CLS]``/``[SEP]``
+    never; the count never exceeds the budget, and reaches it when short words can fill it; every
+    word is chosen at about the same rate (the groups really are shuffled, anew on each call).
+    """
+    _check_budget_args("whole_word_mask", prob, max_predictions)  # given
+    # BEGIN SOLUTION
+    groups = []
+    for i, token in enumerate(tokens):
+        if token in NEVER_MASKED:
+            continue
+        if groups and token.startswith("##"):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+
+    budget = min(int(max_predictions), max(1, round(len(tokens) * prob)))
+    chosen = []
+    for g in rng.permutation(len(groups)):
+        if len(chosen) >= budget:
+            break
+        if len(chosen) + len(groups[g]) > budget:
+            continue                                   # this word does not fit: try a shorter one
+        chosen.extend(groups[g])
+    return sorted(chosen)
+    # END SOLUTION

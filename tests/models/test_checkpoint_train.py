@@ -1,0 +1,136 @@
+"""Checkpoints (atomic, no pickle, clear errors) and the shared training loop (exact resume)."""
+import json
+
+import numpy as np
+import pytest
+
+import autograd.functional as F
+from autograd import nn
+from autograd.errors import CheckpointError, TrainingError
+from minilm.checkpoint import load_checkpoint, load_model, model_meta, save_checkpoint
+from minilm.train import TrainConfig, train
+from dataclasses import dataclass
+
+
+@dataclass
+class TinyConfig:
+    n_in: int = 3
+    n_out: int = 2
+
+
+class Tiny(nn.Module):
+    def __init__(self, config, *, rng):
+        super().__init__()
+        self.lin = nn.Linear(config.n_in, 8, rng=rng)
+        self.out = nn.Linear(8, config.n_out, rng=rng)
+
+    def forward(self, x):
+        return self.out(self.lin(x).tanh())
+
+
+class TinyRecipe:
+    """Regression onto a fixed random linear map: enough to check the loop's bookkeeping."""
+    family = "tiny"
+    tokenizer = None
+
+    def __init__(self, seed=0, lr_scale=1.0):
+        self.model_config = TinyConfig()
+        self.model = Tiny(self.model_config, rng=np.random.default_rng(seed))
+        self.w = np.random.default_rng(1).standard_normal((3, 2)).astype(np.float32) * lr_scale
+        self.xv = np.random.default_rng(2).standard_normal((64, 3)).astype(np.float32)
+
+    def batch(self, rng):
+        x = rng.standard_normal((16, 3)).astype(np.float32)
+        return x, x @ self.w
+
+    def loss(self, model, batch):
+        x, y = batch
+        return F.mse_loss(model(x), y), {"tokens": len(x)}
+
+    def evaluate(self, model):
+        return {"loss": F.mse_loss(model(self.xv), self.xv @ self.w).item()}
+
+    def baselines(self):
+        return {"zero_loss": float(np.mean((self.xv @ self.w) ** 2))}
+
+
+def test_checkpoint_round_trip_and_model_rebuild(tmp_path):
+    r = TinyRecipe()
+    path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={"step": 3, **model_meta(r.model, r.model_config)})
+    ck = load_checkpoint(path)
+    assert ck["meta"]["step"] == 3
+    for k, v in r.model.state_dict().items():
+        np.testing.assert_array_equal(ck["model"][k], v)
+    model, tok, meta = load_model(path)
+    assert tok is None and not model.training
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(model(x).data, r.model(x).data)
+
+
+def test_corrupted_checkpoint_is_a_clear_error_and_keeps_the_old_one(tmp_path):
+    r = TinyRecipe()
+    path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={})
+    good = path.read_bytes()
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CheckpointError, match="bad.npz"):
+        load_checkpoint(bad)
+    (tmp_path / "junk.npz").write_bytes(b"not a zip at all")
+    with pytest.raises(CheckpointError, match="junk.npz"):
+        load_checkpoint(tmp_path / "junk.npz")
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_checkpoint(tmp_path / "missing.npz")
+    # a save that fails half-way leaves the previous checkpoint intact and no temporary file
+    class Boom(Exception):
+        pass
+
+    class Exploding:
+        def state_dict(self):
+            raise Boom
+    with pytest.raises(Boom):
+        save_checkpoint(path, model=Exploding(), meta={})
+    assert path.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npz", "c.npz", "junk.npz"]
+
+
+def test_checkpoint_has_no_pickle(tmp_path):
+    r = TinyRecipe()
+    path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={"a": [1, 2]})
+    with np.load(path, allow_pickle=False) as z:  # would raise if any entry needed pickle
+        assert all(z[k].dtype != object for k in z.files)
+
+
+def test_training_reduces_loss_and_resume_is_exact(tmp_path):
+    cfg = TrainConfig(steps=40, lr=1e-2, warmup=5, eval_every=10, checkpoint_every=10, seed=3)
+    full = train(TinyRecipe(), cfg, tmp_path / "full", progress=False, plot=False)
+    assert full["final_loss"] < 0.5 * full["initial_loss"]
+    # a run that stops after 20 of its 40 steps, then resumes: the curve equals the uninterrupted one
+    part = tmp_path / "part"
+    train_partial(TinyRecipe(), cfg, part, stop_after=20)
+    resumed = train(TinyRecipe(), cfg, part, resume=True, progress=False, plot=False)
+    h_full = json.loads((tmp_path / "full" / "history.json").read_text())
+    h_res = json.loads((part / "history.json").read_text())
+    assert h_res["loss"] == h_full["loss"]
+    assert resumed["final_loss"] == full["final_loss"]
+
+
+def train_partial(recipe, cfg, out, stop_after):
+    """Run the loop but raise after ``stop_after`` steps, as a crash would."""
+    calls = {"n": 0}
+    original = recipe.batch
+
+    def batch(rng):
+        if calls["n"] == stop_after:
+            raise KeyboardInterrupt
+        calls["n"] += 1
+        return original(rng)
+    recipe.batch = batch
+    with pytest.raises(KeyboardInterrupt):
+        train(recipe, cfg, out, progress=False, plot=False)
+
+
+def test_non_finite_loss_names_the_step(tmp_path):
+    r = TinyRecipe()
+    r.loss = lambda model, batch: (F.mse_loss(model(batch[0]), batch[1]) * float("nan"), {})
+    with pytest.raises(TrainingError, match="step 0"):
+        train(r, TrainConfig(steps=5, eval_every=5, checkpoint_every=5), tmp_path, progress=False, plot=False)
