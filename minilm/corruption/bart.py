@@ -137,5 +137,5 @@ def bart_noise(ids, *, rng, mask_id, vocab_size, full_stop_id, mask_ratio=0.3,
                             vocab_size=vocab_size)
     if rotate > 0 and rng.random() < rotate:
         x = document_rotation(x, rng=rng)
-    return x if x is not ids else ids.copy()
+    return x  # a new array: as_ids copied the caller's ids
 

@@ -1,0 +1,207 @@
+"""Graded tests of Task 9.1: T5's noise mask, span corruption with sentinels, random_spans_helper."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autograd.errors import MiniLMError
+from minilm.corruption import reconstruct, t5_sentinel_ids
+
+MOD = "task09_seq2seq.span_corruption"
+V, EOS = 1000, 1
+SENTINELS = t5_sentinel_ids(V, 100)  # [999, 998, ...]: <extra_id_0> is the TOP id
+
+
+def runs(mask):
+    """(start, length) of each maximal run of True."""
+    padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return list(zip(edges[::2], edges[1::2] - edges[::2]))
+
+
+def expected_counts(length, density, mu):
+    L = max(length, 2)
+    n = min(max(round(L * density), 1), L - 1)
+    k = min(max(1, round(n / mu)), n, L - n)
+    return n, k
+
+
+def expected_format(ids, noise):
+    """T5's inputs and targets for a known noise mask (written independently of the slot)."""
+    inputs, targets, j, t = [], [], 0, 0
+    for pos, tok in enumerate(ids):
+        new_run = pos == 0 or noise[pos] != noise[pos - 1]
+        if noise[pos]:
+            if new_run:
+                inputs.append(SENTINELS[j])
+                j += 1
+            targets.append(tok)
+        else:
+            if new_run:
+                targets.append(SENTINELS[t])
+                t += 1
+            inputs.append(tok)
+    return np.array(inputs + [EOS]), np.array(targets + [EOS])
+
+
+# -- random_spans_noise_mask -----------------------------------------------------------------------
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_noise_mask_counts(impl):
+    mask_fn = impl(MOD).random_spans_noise_mask
+    rng = np.random.default_rng(0)
+    for density, mu in [(0.15, 3.0), (0.3, 2.0), (0.5, 1.0), (0.15, 8.0)]:
+        for length in range(2, 160, 3):
+            mask = np.asarray(mask_fn(length, rng=rng, noise_density=density,
+                                      mean_noise_span_length=mu))
+            assert mask.shape == (length,) and mask.dtype == bool
+            n, k = expected_counts(length, density, mu)
+            assert mask.sum() == n, (length, density, mu)
+            assert len(runs(mask)) == k, (length, density, mu)
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_noise_mask_first_token_clean_last_token_noise(impl):
+    mask_fn = impl(MOD).random_spans_noise_mask
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        length = int(rng.integers(2, 80))
+        mask = np.asarray(mask_fn(length, rng=rng))
+        assert not mask[0] and mask[-1], mask.astype(int)
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(1)
+def test_noise_mask_edge_cases(impl):
+    mask_fn = impl(MOD).random_spans_noise_mask
+    rng = np.random.default_rng(2)
+    assert np.array_equal(mask_fn(1, rng=rng), [False])  # built for 2, cut to 1: no noise
+    assert np.array_equal(mask_fn(2, rng=rng), [False, True])
+    assert not np.asarray(mask_fn(50, rng=rng, noise_density=0.0)).any()
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_noise_span_lengths_are_a_uniform_random_split(impl):
+    """L=100: 15 noise tokens in 5 spans, every split of 15 into 5 equally likely, so a span has
+    length s with probability C(15-s-1, 3) / C(14, 4). Same for 85 clean tokens in 5 spans."""
+    mask_fn = impl(MOD).random_spans_noise_mask
+    rng = np.random.default_rng(3)
+    noise_lengths, clean_lengths = [], []
+    for _ in range(2000):
+        mask = np.asarray(mask_fn(100, rng=rng))
+        noise_lengths += [n for _, n in runs(mask)]
+        clean_lengths += [n for _, n in runs(~mask)]
+    for lengths, n in ((noise_lengths, 15), (clean_lengths, 85)):
+        lengths = np.array(lengths)
+        assert lengths.size == 10_000
+        pmf = np.array([math.comb(n - s - 1, 3) / math.comb(n - 1, 4) for s in range(1, n - 3)])
+        counts = np.bincount(lengths, minlength=n - 3)[1:]
+        # chi-square over bins with expected count >= 20, the tail pooled
+        expected = lengths.size * pmf
+        keep = expected >= 20
+        obs = np.append(counts[keep], counts[~keep].sum())
+        exp = np.append(expected[keep], expected[~keep].sum())
+        chi2 = ((obs - exp) ** 2 / exp).sum()
+        df = len(obs) - 1
+        assert chi2 < df + 6 * math.sqrt(2 * df) + 10, (n, chi2)  # above the 99.99% point
+        assert abs(lengths.mean() - n / 5) < 0.05 * n / 5
+
+
+# -- span_corruption -------------------------------------------------------------------------------
+
+def corrupt(impl, ids, rng, **kw):
+    inputs, targets = impl(MOD).span_corruption(ids, sentinel_ids=SENTINELS, eos_id=EOS, rng=rng,
+                                                **kw)
+    return np.asarray(inputs), np.asarray(targets)
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(3)
+def test_span_corruption_format(impl):
+    """Exactly T5's format, sentinels counting down from <extra_id_0> = sentinel_ids[0]."""
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        length = int(rng.integers(1, 60))
+        ids = rng.permutation(np.arange(10, 10 + length))  # distinct, so the noise can be read off
+        inputs, targets = corrupt(impl, ids, rng)
+        noise = ~np.isin(ids, inputs)
+        np.testing.assert_array_equal(inputs, expected_format(ids, noise)[0])
+        np.testing.assert_array_equal(targets, expected_format(ids, noise)[1])
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(1)
+def test_example_of_the_spec(impl):
+    """The SPEC's ``a b c d e f`` has 3 noise tokens in 2 spans, as density 0.5 with mean span 1.5
+    gives: both sides hold <extra_id_0> then <extra_id_1> (999, 998) and end with EOS."""
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        ids = np.array([11, 12, 13, 14, 15, 16])
+        inputs, targets = corrupt(impl, ids, rng, noise_density=0.5, mean_span_length=1.5)
+        assert inputs[-1] == EOS and targets[-1] == EOS
+        assert list(inputs[np.isin(inputs, SENTINELS)]) == [999, 998]
+        assert list(targets[np.isin(targets, SENTINELS)]) == [999, 998]
+        assert targets[0] == 999  # the targets open with <extra_id_0>
+        assert len(inputs) == 3 + 2 + 1 and len(targets) == 3 + 2 + 1
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_inputs_and_targets_give_back_the_text(impl):
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        ids = rng.integers(2, 900, size=int(rng.integers(1, 120)))
+        inputs, targets = corrupt(impl, ids, rng)
+        np.testing.assert_array_equal(reconstruct(inputs, targets, SENTINELS, EOS), ids)
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_density_and_mean_span_over_many_draws(impl):
+    """10,000 corruptions of random lengths: 15% noise in spans of mean 3; one sentinel per span."""
+    rng = np.random.default_rng(7)
+    noise_tokens = spans = total = 0
+    for _ in range(10_000):
+        length = int(rng.integers(20, 200))
+        inputs, targets = corrupt(impl, np.arange(10, 10 + length), rng)
+        k = int(np.isin(inputs, SENTINELS).sum())
+        assert k == int(np.isin(targets, SENTINELS).sum())
+        n_noise = len(targets) - k - 1
+        assert len(inputs) == length - n_noise + k + 1  # each span merged into ONE sentinel
+        noise_tokens, spans, total = noise_tokens + n_noise, spans + k, total + length
+    assert abs(noise_tokens / total - 0.15) < 0.005
+    assert abs(noise_tokens / spans - 3.0) < 0.1
+
+
+@pytest.mark.task9_1
+@pytest.mark.points(1)
+def test_lengths_and_short_inputs(impl):
+    rng = np.random.default_rng(8)
+    inputs, targets = corrupt(impl, np.arange(10, 10 + 568), rng)
+    assert (len(inputs), len(targets)) == (512, 114)
+    inputs, targets = corrupt(impl, np.array([42]), rng)
+    assert list(inputs) == [42, EOS] and list(targets) == [999, EOS]
+    inputs, targets = corrupt(impl, np.array([42, 43]), rng)
+    assert list(inputs) == [42, 999, EOS] and list(targets) == [999, 43, EOS]
+    with pytest.raises(MiniLMError):
+        impl(MOD).span_corruption(np.arange(10, 110), sentinel_ids=SENTINELS[:2], eos_id=EOS,
+                                  rng=rng)
+
+
+# -- random_spans_helper ---------------------------------------------------------------------------
+
+@pytest.mark.task9_1
+@pytest.mark.points(2)
+def test_random_spans_helper_table(impl):
+    helper = impl(MOD).random_spans_helper
+    assert tuple(helper(512, 0.15, 3.0)) == (568, 114)
+    assert tuple(helper(256, 0.15, 3.0)) == (284, 58)
+    assert tuple(helper(128, 0.15, 3.0)) == (141, 29)
+    # round half to even: 30 raw tokens give round(4.5) = 4 noise tokens in 1 span
+    assert tuple(helper(28, 0.15, 3.0)) == (30, 6)
+    assert tuple(helper(64, 0.15, 3.0)) == (70, 14)
