@@ -1,0 +1,40 @@
+"""The position-wise feed-forward network (Vaswani et al. 2017, §3.3).
+
+    FFN(x) = act(x W₁ + b₁) W₂ + b₂,    W₁: C → n_inner,  W₂: n_inner → C
+
+The same two-layer MLP runs on every position independently (attention is the only place where
+positions meet). The inner width is 4·C in the original Transformer, GPT-2 and BERT. The
+activation is GELU in GPT and BERT (tanh form, SPEC §8) and ReLU in the original Transformer and T5.
+
+Letters: B batch, T time, C channels (n_embd).
+"""
+from __future__ import annotations
+
+import autograd.functional as F
+from autograd import nn
+from autograd.errors import ConfigError
+
+ACTIVATIONS = ("gelu", "relu")
+
+
+class FeedForward(nn.Module):
+    """fc1 (C → n_inner) → activation → fc2 (n_inner → C) → dropout. ``bias=False`` for T5.
+    ``init_std`` = 0.02 gives the GPT-2/BERT init (default: PyTorch's)."""
+
+    def __init__(self, n_embd: int, n_inner: int, *, rng, activation: str = "gelu", dropout: float = 0.0,
+                 bias: bool = True, init_std: float | None = None):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ConfigError(f"FeedForward: activation={activation!r}, expected one of {ACTIVATIONS}")
+        self.activation = activation
+        self.fc1 = nn.Linear(n_embd, n_inner, bias=bias, rng=rng, init_std=init_std)
+        self.fc2 = nn.Linear(n_inner, n_embd, bias=bias, rng=rng, init_std=init_std)
+        self.dropout = nn.Dropout(dropout, rng=rng if dropout > 0 else None)
+
+    def forward(self, x):
+        h = self.fc1(x)                                        # (B, T, n_inner)
+        h = F.gelu(h) if self.activation == "gelu" else F.relu(h)
+        return self.dropout(self.fc2(h))                       # (B, T, C)
+
+    def extra_repr(self):
+        return f"activation={self.activation!r}"

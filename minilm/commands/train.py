@@ -1,0 +1,55 @@
+"""``minilm train FAMILY``: pre-train one family with the shared loop (minilm/train.py)."""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from minilm.cli import add_common
+
+ORDER = 2
+
+
+def register(sub):
+    from minilm.recipes import available
+    families = available()
+    p = sub.add_parser(
+        "train", help="pre-train a family: " + ", ".join(families),
+        description="Pre-train one family on the synthetic corpus (or --corpus FILE) with AdamW, "
+                    "warm-up + cosine decay and gradient clipping. Shows a progress bar (loss, tokens/s, "
+                    "ETA) on stderr, evaluates on held-out data, writes OUT/checkpoint.npz atomically, "
+                    "OUT/history.json and OUT/loss.png, and ends with a summary that compares the "
+                    "held-out result with a baseline the command computes. Each family has its own "
+                    "options: minilm train FAMILY --help.")
+    fam_sub = p.add_subparsers(dest="family", metavar="FAMILY", required=True)
+    for name, module in families.items():
+        fp = fam_sub.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0],
+                                description=module.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+        add_common(fp)
+        fp.add_argument("--steps", type=int, default=None, help="optimizer steps (default: the recipe's)")
+        fp.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the recipe's)")
+        fp.add_argument("--out", type=Path, default=None, help=f"output folder (default runs/{name})")
+        fp.add_argument("--resume", action="store_true",
+                        help="continue from OUT/checkpoint.npz; the loss curve matches an uninterrupted run")
+        fp.add_argument("--no-progress", action="store_true", help="no progress bar")
+        module.add_arguments(fp)
+        fp.set_defaults(func=run, recipe_module=module)
+
+
+def run(args):
+    from minilm.train import TrainConfig, train
+    module = args.recipe_module
+    recipe = module.build(args)
+    cfg = TrainConfig(**{**module.TRAIN_DEFAULTS, "seed": args.seed,
+                         **({"steps": args.steps} if args.steps else {}),
+                         **({"lr": args.lr} if args.lr else {})})
+    cfg.eval_every = min(cfg.eval_every, cfg.steps)
+    cfg.checkpoint_every = min(cfg.checkpoint_every, cfg.steps)
+    out = args.out or Path("runs") / args.family
+    summary = train(recipe, cfg, out, resume=args.resume, progress=not args.no_progress)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(module.describe(summary))
+        print(f"checkpoint: {summary['checkpoint']}   loss curve: {summary.get('plot')}", file=sys.stderr)
+    return 0

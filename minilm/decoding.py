@@ -1,0 +1,78 @@
+"""Decoding: from a model's next-token scores to text (SPEC §8).
+
+The rules are task slots:
+
+* Task 4.2 (``solutions/task04_gpt/decoding.py``): ``greedy``, ``apply_temperature``,
+  ``top_k_filter``, ``top_p_filter`` (Hugging Face's rule: the token that crosses p is kept) and
+  ``sample_next`` (temperature → top-k → top-p → sample);
+* Task 4.3 (``solutions/task04_gpt/beam_search.py``): ``beam_search(step_fn, start_ids, *,
+  num_beams, max_new_tokens, eos_id, length_penalty)`` with ``step_fn(ids (N, t)) -> log-probs
+  (N, V)``, so any decoder (GPT, T5, BART) can use it.
+
+This module adds the autoregressive loop, :func:`generate_tokens`, shared by every model.
+Defaults as in the GPT-2 repository: temperature 1, no top-k, no top-p (HF's ``generate``
+defaults to greedy and top_k=50; we make the choice explicit instead).
+
+Letters: B batch, T time, V vocabulary.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograd import tasks
+from autograd.errors import ConfigError, ShapeError
+
+# Task 4.2: solutions/task04_gpt/decoding.py
+greedy = tasks.bind("task04_gpt.decoding", "greedy")
+apply_temperature = tasks.bind("task04_gpt.decoding", "apply_temperature")
+top_k_filter = tasks.bind("task04_gpt.decoding", "top_k_filter")
+top_p_filter = tasks.bind("task04_gpt.decoding", "top_p_filter")
+sample_next = tasks.bind("task04_gpt.decoding", "sample_next")
+# Task 4.3: solutions/task04_gpt/beam_search.py
+beam_search = tasks.bind("task04_gpt.beam_search", "beam_search")
+
+_argmax = greedy  # generate_tokens has a ``greedy`` flag that hides the name
+
+
+def generate_tokens(next_logits, idx, max_new_tokens: int, *, rng=None, temperature: float = 1.0,
+                    top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
+                    eos_id: int | None = None, context: int | None = None) -> np.ndarray:
+    """Extend ``idx`` (B, T0) by up to ``max_new_tokens`` tokens, one at a time; returns (B, T0 + n).
+
+    ``next_logits(ids (B, t)) -> (B, V)`` gives the scores of the next token after each row.
+    ``greedy=True`` takes the argmax (no randomness); otherwise :func:`sample_next` draws with
+    ``rng`` (required). ``context`` crops the input of ``next_logits`` to the last ``context``
+    tokens (a model with learned positions cannot see more than its block size). With ``eos_id``,
+    a row that produced EOS keeps producing EOS, and the loop stops once every row has.
+    """
+    idx = np.array(idx, dtype=np.int64)                   # a copy
+    if idx.ndim != 2:
+        raise ShapeError(f"generate_tokens: idx of shape {idx.shape}, expected (B, T)")
+    if max_new_tokens < 0:
+        raise ConfigError(f"generate_tokens: max_new_tokens={max_new_tokens} must be >= 0")
+    if not greedy and rng is None:
+        raise ConfigError("generate_tokens: sampling needs rng= (a numpy.random.Generator); "
+                          "or pass greedy=True")
+    done = np.zeros(idx.shape[0], dtype=bool)             # (B,) rows that produced EOS
+    for _ in range(max_new_tokens):
+        window = idx if context is None else idx[:, -context:]
+        logits = np.asarray(next_logits(window))         # (B, V)
+        if greedy:
+            nxt = _argmax(logits)
+        else:
+            nxt = sample_next(logits, rng=rng, temperature=temperature, top_k=top_k, top_p=top_p)
+        nxt = np.asarray(nxt, dtype=np.int64).reshape(-1)  # (B,)
+        if eos_id is not None:
+            nxt = np.where(done, eos_id, nxt)
+            done |= nxt == eos_id
+        idx = np.concatenate([idx, nxt[:, None]], axis=1)  # (B, t + 1)
+        if eos_id is not None and done.all():
+            break
+    return idx
+
+
+def log_probs(logits) -> np.ndarray:
+    """log softmax over the last axis, in NumPy (for ``beam_search``'s ``step_fn``)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))

@@ -1,0 +1,190 @@
+"""GPT: a decoder-only Transformer trained to predict the next token (Radford et al. 2018, 2019).
+
+    h₀ = wte[x] + wpe[0..T-1]                              token + learned position (Task 3.3)
+    hₗ = Block_pre-LN(hₗ₋₁, causal mask),  l = 1..L       x += Attn(LN₁ x); x += MLP(LN₂ x) (Task 3.4)
+    logits = LN_f(h_L) · wteᵀ                              tied output, no bias (Task 4.1)
+    loss = mean_t CE(logits_t, x_{t+1})                    teacher forcing (Task 4.1)
+
+GPT-2's choices (SPEC §8; paper §2.3): pre-LN blocks with a final ``ln_f``, LayerNorm ε = 1e-5,
+GELU (tanh form), MLP width 4·C, init N(0, 0.02²), and the residual projections (attention
+``out_proj`` and MLP ``fc2``, the layers that write into the residual stream) scaled by
+1/√(2·n_layer) — there are two of them per block, so the stream's variance at init stays the same
+whatever the depth.
+
+Parameter names: ``wte.weight`` (V, C), ``wpe.weight`` (block_size, C), ``blocks.{i}.ln1``,
+``blocks.{i}.attn.{q,k,v,out}_proj``, ``blocks.{i}.ln2``, ``blocks.{i}.mlp.fc1/fc2``,
+``ln_f`` — and no ``lm_head``: the output layer *is* ``wte``.
+
+Letters: B batch, T time, C channels (n_embd), V vocabulary, L layers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import autograd.functional as F
+from autograd import nn, no_grad, tasks
+from autograd.errors import ConfigError, ShapeError
+from minilm import decoding
+from minilm.blocks import Block, LearnedPositionEmbedding, causal_mask, check_token_ids, embed_inputs
+
+# Task 4.1: solutions/task04_gpt/loss.py
+causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")
+tied_lm_logits = tasks.bind("task04_gpt.loss", "tied_lm_logits")
+
+IGNORE_INDEX = -100  # a target that adds nothing to the loss (PyTorch / Hugging Face)
+
+
+@dataclass
+class GPTConfig:
+    """The shape of a GPT. Defaults: ``minilm bench``'s GPT-mini (SPEC/DESIGN "Performance")."""
+
+    vocab_size: int = 256       # V: token ids are 0 .. V-1
+    block_size: int = 64        # the context length: learned positions 0 .. block_size-1
+    n_layer: int = 4            # L: Transformer blocks
+    n_head: int = 4             # attention heads per block (n_embd must be a multiple)
+    n_embd: int = 128           # C: the width of the residual stream
+    dropout: float = 0.0        # on embeddings, attention weights and residual branches (GPT-2: 0.1)
+    n_inner: int | None = None  # MLP width; None = 4·n_embd (GPT-2)
+    activation: str = "gelu"    # "gelu" (tanh form, GPT-2) or "relu"
+    eps: float = 1e-5           # LayerNorm ε (GPT-2)
+    init_std: float = 0.02      # σ of the N(0, σ²) init of every weight matrix and embedding (GPT-2)
+    seed: int = 0               # the init seed when GPT(config) gets no rng
+
+    def __post_init__(self):
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ConfigError(f"GPTConfig: {name}={value!r} must be a positive integer")
+        if self.n_embd % self.n_head:
+            raise ConfigError(f"GPTConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"GPTConfig: dropout={self.dropout} must be in [0, 1)")
+        if self.n_inner is not None and self.n_inner <= 0:
+            raise ConfigError(f"GPTConfig: n_inner={self.n_inner} must be positive (or None for 4·n_embd)")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "GPTConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"GPTConfig: unknown fields {unknown}; expected some of {sorted(known)}")
+        return cls(**d)
+
+
+class GPT(nn.Module):
+    """``model(idx, targets=None) -> (logits (B, T, V), loss or None)``.
+
+    ``targets`` (B, T) are the **next** tokens, nanoGPT's convention: ``targets[:, t]`` is the
+    token that follows ``idx[:, t]`` (the data loaders' ``x, y`` with ``y[:, t] = x[:, t + 1]``),
+    or -100 where nothing should be predicted; the loss is the mean cross-entropy over the rest.
+    With only a sequence in hand, ``model.lm_loss(ids)`` does the shift itself (Task 4.1's
+    ``causal_lm_loss``): the loss of ``ids[:, 1:]`` given ``ids[:, :-1]``.
+    """
+
+    def __init__(self, config: GPTConfig, *, rng: np.random.Generator | None = None):
+        super().__init__()
+        if not isinstance(config, GPTConfig):
+            raise ConfigError(f"GPT: config must be a GPTConfig, got {type(config).__name__}")
+        self.config = config
+        rng = np.random.default_rng(config.seed) if rng is None else rng
+        C, std = config.n_embd, config.init_std
+        self.wte = nn.Embedding(config.vocab_size, C, rng=rng, init_std=std)
+        self.wpe = LearnedPositionEmbedding(config.block_size, C, rng=rng, init_std=std)
+        self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
+        self.blocks = nn.ModuleList([
+            Block(C, config.n_head, config.n_inner, rng=rng, norm="pre", activation=config.activation,
+                  dropout=config.dropout, eps=config.eps, init_std=std)
+            for _ in range(config.n_layer)])
+        self.ln_f = nn.LayerNorm(C, eps=config.eps)
+        # GPT-2: the two projections per block that write into the residual stream get σ/√(2L)
+        residual_std = std / math.sqrt(2 * config.n_layer)
+        for name, p in self.named_parameters():
+            if name.endswith(("attn.out_proj.weight", "mlp.fc2.weight")):
+                p.data[...] = rng.normal(0.0, residual_std, size=p.shape)
+
+    def forward(self, idx, targets=None):
+        cfg = self.config
+        idx = check_token_ids("GPT", idx, cfg.vocab_size)    # (B, T) ints in [0, V)
+        B, T = idx.shape
+        if T > cfg.block_size:
+            raise ShapeError(f"GPT: sequence length {T} exceeds block_size {cfg.block_size} "
+                             "(the model's context length)")
+        x = embed_inputs(idx, self.wte.weight, self.wpe.weight)  # (B, T, C)
+        x = self.drop(x)
+        mask = causal_mask(T)                                   # (T, T): no peeking ahead
+        for block in self.blocks:
+            x = block(x, mask=mask)                             # (B, T, C)
+        x = self.ln_f(x)
+        logits = tied_lm_logits(x, self.wte.weight)             # (B, T, V)
+        loss = None
+        if targets is not None:                                 # already shifted: next tokens
+            loss = F.cross_entropy(logits, np.asarray(targets), ignore_index=IGNORE_INDEX)
+        return logits, loss
+
+    def lm_loss(self, ids):
+        """The teacher-forced loss of whole sequences ``ids`` (B, T): every token from the second on
+        is predicted from the ones before it (Task 4.1's ``causal_lm_loss`` shifts the targets).
+        Equals ``model(ids[:, :-1], ids[:, 1:])[1]`` — the causal mask makes the two agree."""
+        logits, _ = self(ids)
+        return causal_lm_loss(logits, np.asarray(ids))
+
+    # ---- decoding ----------------------------------------------------------------------------
+    def _next_logits(self, ids: np.ndarray) -> np.ndarray:
+        with no_grad():
+            logits, _ = self(ids)
+        return logits.data[:, -1, :]                            # (B, V)
+
+    def _check_prompt(self, op: str, idx) -> np.ndarray:
+        idx = np.asarray(idx)
+        if idx.shape[-1] > self.config.block_size:
+            raise ShapeError(f"{op}: the prompt has {idx.shape[-1]} tokens but the context "
+                             f"(block_size) is {self.config.block_size}; shorten the prompt")
+        if idx.shape[-1] == 0:
+            raise ShapeError(f"{op}: the prompt is empty; give at least one token")
+        return idx
+
+    def generate(self, idx, max_new_tokens: int, *, rng=None, temperature: float = 1.0, top_k=None,
+                 top_p=None, greedy: bool = False, eos_id=None) -> np.ndarray:
+        """Continue ``idx`` ((T,) or (B, T) ids) by ``max_new_tokens`` tokens; returns the ids with
+        the continuation, in the shape of ``idx`` (one longer axis).
+
+        Sampling (temperature → top-k → top-p, ``minilm.decoding``) needs ``rng``; ``greedy=True``
+        takes the argmax. A prompt longer than ``block_size`` raises; once the text grows beyond
+        it, the model sees only the last ``block_size`` tokens. Runs without gradients and in eval
+        mode (no dropout); the previous mode is restored."""
+        idx = self._check_prompt("GPT.generate", idx)
+        one_row = idx.ndim == 1
+        was_training = self.training
+        self.eval()
+        try:
+            out = decoding.generate_tokens(self._next_logits, idx[None] if one_row else idx, max_new_tokens,
+                                           rng=rng, temperature=temperature, top_k=top_k, top_p=top_p,
+                                           greedy=greedy, eos_id=eos_id, context=self.config.block_size)
+        finally:
+            self.train(was_training)
+        return out[0] if one_row else out
+
+    def beam_search(self, prompt, *, num_beams: int = 4, max_new_tokens: int = 20, eos_id=None,
+                    length_penalty: float = 1.0) -> list:
+        """Beam search (Task 4.3) from the 1-D ``prompt``: a list of ``(score, ids)``, best first."""
+        prompt = self._check_prompt("GPT.beam_search", np.asarray(prompt).reshape(-1))
+        block = self.config.block_size
+        was_training = self.training
+        self.eval()
+        try:
+            return decoding.beam_search(lambda ids: decoding.log_probs(self._next_logits(ids[:, -block:])),
+                                        prompt, num_beams=num_beams, max_new_tokens=max_new_tokens,
+                                        eos_id=eos_id, length_penalty=length_penalty)
+        finally:
+            self.train(was_training)
+
+    def extra_repr(self):
+        c = self.config
+        return f"n_layer={c.n_layer}, n_head={c.n_head}, n_embd={c.n_embd}, block_size={c.block_size}"

@@ -1,0 +1,154 @@
+"""Task 4.2: the decoding rules — turning next-token logits into the next token.
+
+A language model gives, at each step, logits z (V,) over the vocabulary. How to pick the token:
+
+* **greedy**: argmax z. Deterministic; tends to loop on small models.
+* **temperature** T: sample from softmax(z / T). T < 1 sharpens the distribution, T > 1 flattens
+  it, T → 0 approaches greedy.
+* **top-k** (Fan et al. 2018): keep the k largest logits, set the rest to −∞, renormalise.
+  Ties with the k-th largest are kept (the threshold is a value, not a count); k is clipped to V.
+* **top-p / nucleus** (Holtzman et al. 2020, §3.1): keep the smallest set of tokens, taken from
+  the most probable down, whose probability reaches p, and renormalise. Hugging Face's rule keeps
+  the token that *crosses* p (SPEC §8): probabilities [.5, .3, .15, .05] with p = 0.7 keep two
+  tokens (.5 alone is below 0.7). The GPT-2 repository dropped it and kept one.
+* **sampling** applies them in the order of GPT-2 and Hugging Face:
+  temperature → top-k → top-p → sample.
+
+Filtered tokens get −∞ (HF's ``filter_value``): softmax gives them probability exactly 0.
+
+All functions take NumPy logits (V,) or (N, V) and return new arrays; none modifies its input.
+Letters: N rows (a batch or beams), V vocabulary.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograd.errors import ConfigError
+from minilm import decoding as _lib  # the library's bound slots (sample_next calls these)
+
+
+def greedy(logits):
+    """Task 4.2: the most likely token of each row: argmax over the last axis.
+
+    logits (V,) → a 0-d int64 array; (N, V) → (N,) int64. (Ties go to the lowest id, as np.argmax.)
+    """
+    # BEGIN SOLUTION
+    return np.argmax(np.asarray(logits), axis=-1).astype(np.int64)
+    # END SOLUTION
+
+
+def apply_temperature(logits, temperature):
+    """Task 4.2: logits / T as a new float array. T must be > 0 (else raise ``ConfigError``: use
+    greedy decoding for "T = 0"). T = 1 leaves the logits unchanged.
+
+    The graded tests check values, that the input is not modified, and the error for T ≤ 0.
+    """
+    # BEGIN SOLUTION
+    if not temperature > 0:  # also catches NaN
+        raise ConfigError(f"apply_temperature: temperature={temperature!r} must be > 0 "
+                          "(for T = 0 use greedy decoding)")
+    return np.asarray(logits, dtype=np.float64) / temperature
+    # END SOLUTION
+
+
+def top_k_filter(logits, k):
+    """Task 4.2: keep, in each row, every logit ≥ the k-th largest one; set the others to −inf.
+
+    logits (V,) or (N, V) → a new float array of the same shape. ``k`` None or 0 means "no
+    filter" (return a copy); k > V is clipped to V; a negative k raises ``ConfigError``.
+    Ties with the k-th largest value are **kept**, so more than k entries may survive.
+
+    Hint: the k-th largest of each row is ``np.sort(row)[-k]`` (or ``np.partition``); compare the
+    row with it, keeping the dimensions (``[..., None]``) so the comparison broadcasts.
+
+    The graded tests check: which entries survive (ties kept), values unchanged where kept, k > V,
+    k = None / 0, 1-D and 2-D inputs, and the input left untouched.
+    """
+    # BEGIN SOLUTION
+    logits = np.array(logits, dtype=np.float64)          # a copy: never modify the input
+    if k is None or k == 0:
+        return logits
+    if k < 0:
+        raise ConfigError(f"top_k_filter: k={k} must be >= 0 (0 or None: no filter)")
+    k = min(int(k), logits.shape[-1])
+    kth = np.sort(logits, axis=-1)[..., -k, None]        # (..., 1) the k-th largest value
+    logits[logits < kth] = -np.inf                       # strictly below: ties survive
+    return logits
+    # END SOLUTION
+
+
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    """Task 4.2: nucleus filtering, Hugging Face's rule (the token that crosses p is KEPT).
+
+    logits (V,) or (N, V) → a new float array, −inf where filtered. For each row:
+
+    1. sort the logits **ascending** and take the softmax of the sorted row, then its cumulative
+       sum c (so c ends at 1 and the most probable token comes last);
+    2. remove the tokens with c ≤ 1 − p (the improbable tail whose total mass is ≤ 1 − p);
+    3. always keep the ``min_tokens_to_keep`` most probable tokens;
+    4. put the decision back in the original order (undo the sort) and set removed logits to −inf.
+
+    ``p`` must be in (0, 1] (else raise ``ConfigError``); p = 1 (or None) keeps everything.
+    Entries that are already −inf (from top-k) count as probability 0.
+
+    Worked example: probabilities [.5, .3, .15, .05], p = 0.7. Ascending: [.05, .15, .3, .5],
+    c = [.05, .2, .5, 1.0]; removed: c ≤ 0.3 → .05 and .15; kept: .3 and .5 — two tokens.
+
+    Hints: ``order = np.argsort(logits, axis=-1)``; ``np.take_along_axis``; to undo the sort,
+    ``np.put_along_axis`` (or index with ``np.argsort(order)``).
+
+    The graded tests check the worked example (and its GPT-2 variant that keeps 1 is a failure),
+    several rows at once, min_tokens_to_keep, p = 1, and that the input is untouched.
+    """
+    if p is not None and not 0.0 < p <= 1.0:
+        raise ConfigError(f"top_p_filter: p={p!r} must be in (0, 1]")
+    if min_tokens_to_keep < 1:
+        raise ConfigError(f"top_p_filter: min_tokens_to_keep={min_tokens_to_keep} must be >= 1")
+    # BEGIN SOLUTION
+    logits = np.array(logits, dtype=np.float64)          # a copy: never modify the input
+    if p is None or p >= 1.0:
+        return logits
+    order = np.argsort(logits, axis=-1)                  # ascending: most probable last
+    sorted_logits = np.take_along_axis(logits, order, axis=-1)
+    e = np.exp(sorted_logits - sorted_logits[..., -1:])  # stable softmax (the max is last)
+    cumulative = np.cumsum(e / e.sum(axis=-1, keepdims=True), axis=-1)
+    remove_sorted = cumulative <= 1.0 - p                # the tail with total mass <= 1 - p
+    remove_sorted[..., -min_tokens_to_keep:] = False     # the best tokens always stay
+    remove = np.empty_like(remove_sorted)
+    np.put_along_axis(remove, order, remove_sorted, axis=-1)  # back to vocabulary order
+    logits[remove] = -np.inf
+    return logits
+    # END SOLUTION
+
+
+def sample_next(logits, *, rng, temperature=1.0, top_k=None, top_p=None):
+    """Task 4.2: draw the next token of each row: temperature → top-k → top-p → softmax → sample.
+
+    logits (V,) → a 0-d int64 array; (N, V) → (N,) int64, one independent draw per row, using
+    only ``rng`` (a numpy.random.Generator) for randomness.
+
+    The order matters: top-k does not care about the temperature (dividing by T keeps the order),
+    but top-p does — after dividing by T = 2 the distribution is flatter and more tokens are
+    needed to reach p. Temperature comes first.
+
+    Call the filters through ``_lib`` (``_lib.apply_temperature``, ``_lib.top_k_filter``,
+    ``_lib.top_p_filter``: the library's bindings), so that this slot is graded on its own.
+    For the draw: softmax each row (subtract the row max first), then e.g. inverse-CDF sampling:
+    with u = rng.random((N, 1)), the token is the number of entries of the row's cumulative
+    sum that are ≤ u (divide the cumulative sum by its last entry first, so it ends at exactly 1).
+    ``rng.choice(V, p=row)`` per row also works.
+
+    The graded tests check the sampled frequencies over many draws (≥ 10,000): plain sampling
+    matches softmax(z / T); with top-k or top-p nothing outside the kept set is ever drawn and the
+    kept tokens are renormalised; temperature is applied before top-p.
+    """
+    # BEGIN SOLUTION
+    z = _lib.apply_temperature(logits, temperature)
+    z = _lib.top_k_filter(z, top_k)
+    z = _lib.top_p_filter(z, top_p)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))        # exp(-inf) = 0 for filtered tokens
+    cdf = np.cumsum(e, axis=-1)
+    cdf = cdf / cdf[..., -1:]                            # ends at exactly 1.0
+    u = rng.random(cdf.shape[:-1] + (1,))                # u in [0, 1)
+    return (cdf <= u).sum(axis=-1).astype(np.int64)      # first index with cdf > u
+    # END SOLUTION

@@ -1,0 +1,227 @@
+"""Graded tests of Task 3.1 (scaled dot-product attention with masks) and Task 3.2 (multi-head:
+split/merge heads, self- and cross-attention).
+
+Every expected value is computed here directly in NumPy, with float64 inputs.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from autograd import Tensor, gradcheck
+from minilm.blocks import MultiHeadAttention, causal_mask, padding_mask
+
+ATT = "task03_transformer.attention"
+HEADS = "task03_transformer.heads"
+
+
+def _softmax_masked(s, mask):
+    """Row softmax of s over the last axis where mask allows; rows with no allowed key are 0."""
+    s = np.where(mask, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.where(mask, np.exp(s - m), 0.0)
+    z = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, z, out=np.zeros_like(e), where=z > 0)
+
+
+def _reference(q, k, v, mask=None, bias=None, scale=True):
+    s = q @ np.swapaxes(k, -1, -2)
+    if scale:
+        s = s / math.sqrt(q.shape[-1])
+    if bias is not None:
+        s = s + bias
+    mask = np.ones(s.shape, bool) if mask is None else np.broadcast_to(mask, s.shape)
+    attn = _softmax_masked(s, mask)
+    return attn @ v, attn
+
+
+def _qkv(rng, B=2, H=3, Tq=4, Tk=5, d=8, requires_grad=False):
+    shapes = [(B, H, Tq, d), (B, H, Tk, d), (B, H, Tk, d)]
+    return [Tensor(rng.standard_normal(s), requires_grad=requires_grad) for s in shapes]
+
+
+# ---- Task 3.1 -------------------------------------------------------------------------------------
+
+@pytest.mark.task3_1
+@pytest.mark.points(2)
+def test_attention_matches_the_formula(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(0)
+    q, k, v = _qkv(rng, d=16)                      # d = 16: a missing 1/√d changes every weight
+    out, attn = attention(q, k, v)
+    want_out, want_attn = _reference(q.data, k.data, v.data)
+    assert out.shape == (2, 3, 4, 16) and attn.shape == (2, 3, 4, 5)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-10,
+                               err_msg="attention weights differ from softmax(q kᵀ / √d)")
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(attn.data.sum(-1), 1.0, rtol=1e-9, err_msg="rows must sum to 1 (softmax over keys)")
+
+
+@pytest.mark.task3_1
+@pytest.mark.points(2)
+def test_causal_mask_hides_the_future(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(1)
+    T = 6
+    q, k, v = _qkv(rng, Tq=T, Tk=T)
+    mask = causal_mask(T)
+    out, attn = attention(q, k, v, mask=mask)
+    upper = ~np.tril(np.ones((T, T), bool))
+    assert np.all(attn.data[..., upper] == 0), "a query attends to a later key (future leak)"
+    want_out, want_attn = _reference(q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    # changing the last key/value may only change the output of the last query
+    k2, v2 = k.data.copy(), v.data.copy()
+    k2[..., -1, :] += 5.0
+    v2[..., -1, :] -= 5.0
+    out2, _ = attention(q, Tensor(k2), Tensor(v2), mask=mask)
+    np.testing.assert_array_equal(out2.data[..., :-1, :], out.data[..., :-1, :])
+
+
+@pytest.mark.task3_1
+@pytest.mark.points(2)
+def test_padding_mask_removes_pad_keys_not_pad_queries(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(2)
+    T = 5
+    q, k, v = _qkv(rng, B=2, Tq=T, Tk=T)
+    lengths = [5, 3]
+    am = np.array([[1] * n + [0] * (T - n) for n in lengths])     # (B, T) 1 = token, 0 = pad
+    mask = padding_mask(am)                                        # (B, 1, 1, T): on the keys
+    out, attn = attention(q, k, v, mask=mask)
+    assert np.all(attn.data[1, :, :, 3:] == 0), "a query attends to a padding key"
+    np.testing.assert_allclose(attn.data.sum(-1), 1.0, rtol=1e-9,
+                               err_msg="every query (pad queries too) must still attend to the real keys")
+    want_out, want_attn = _reference(q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.task3_1
+@pytest.mark.points(2)
+def test_fully_masked_row_gives_zeros_not_nan(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(3)
+    q, k, v = _qkv(rng, B=2, H=2, Tq=4, Tk=3, requires_grad=True)
+    mask = np.ones((2, 1, 4, 3), bool)
+    mask[0, :, 2, :] = False                  # query 2 of example 0 may see nothing
+    mask[1, :, 0, 1:] = False                 # query 0 of example 1 sees key 0 only
+    out, attn = attention(q, k, v, mask=mask)
+    assert np.isfinite(out.data).all() and np.isfinite(attn.data).all(), "NaN/inf in attention"
+    assert np.all(attn.data[0, :, 2] == 0), "a fully masked row must get weights 0 (not uniform, not NaN)"
+    assert np.all(out.data[0, :, 2] == 0), "a fully masked row must output zeros"
+    np.testing.assert_allclose(attn.data[1, :, 0], [[1, 0, 0]] * 2, atol=1e-12)
+    want_out, want_attn = _reference(q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    out.backward(rng.standard_normal(out.shape))
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        assert t.grad is not None and np.isfinite(t.grad).all(), f"gradient of {name} has NaN/inf"
+    assert np.all(q.grad[0, :, 2] == 0), "a query that sees nothing must get no gradient"
+
+
+@pytest.mark.task3_1
+@pytest.mark.points(1)
+def test_scale_false_and_additive_bias(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(4)
+    q, k, v = _qkv(rng, d=4)
+    bias = rng.standard_normal((1, 3, 4, 5))  # (1, H, Tq, Tk), as T5's relative bias
+    out, attn = attention(q, k, v, bias=Tensor(bias), scale=False)
+    want_out, want_attn = _reference(q.data, k.data, v.data, bias=bias, scale=False)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.task3_1
+@pytest.mark.points(1)
+def test_attention_gradients_match_finite_differences(impl):
+    attention = impl(ATT).scaled_dot_product_attention
+    rng = np.random.default_rng(5)
+    q, k, v = _qkv(rng, B=1, H=2, Tq=3, Tk=3, d=4, requires_grad=True)
+    mask = causal_mask(3)
+    assert gradcheck(lambda a, b, c: attention(a, b, c, mask=mask)[0], q, k, v, rng=rng)
+
+
+# ---- Task 3.2 -------------------------------------------------------------------------------------
+
+@pytest.mark.task3_2
+@pytest.mark.points(2)
+def test_split_heads_groups_features_by_head(impl):
+    m = impl(HEADS)
+    rng = np.random.default_rng(6)
+    B, T, H, d = 2, 5, 3, 4
+    x = rng.standard_normal((B, T, H * d))
+    out = m.split_heads(Tensor(x), H)
+    assert out.shape == (B, H, T, d)
+    for h in range(H):
+        np.testing.assert_array_equal(out.data[:, h], x[:, :, h * d:(h + 1) * d],
+                                      err_msg=f"head {h} must hold features {h * d}..{(h + 1) * d - 1} "
+                                              "of every position (reshape to (B, T, H, d), then transpose)")
+
+
+@pytest.mark.task3_2
+@pytest.mark.points(1)
+def test_merge_heads_inverts_split_heads(impl):
+    m = impl(HEADS)
+    rng = np.random.default_rng(7)
+    B, H, T, d = 2, 3, 5, 4
+    heads = rng.standard_normal((B, H, T, d))
+    merged = m.merge_heads(Tensor(heads))
+    assert merged.shape == (B, T, H * d)
+    for h in range(H):
+        np.testing.assert_array_equal(merged.data[:, :, h * d:(h + 1) * d], heads[:, h])
+    x = Tensor(rng.standard_normal((B, T, H * d)), requires_grad=True)
+    back = m.merge_heads(m.split_heads(x, H))
+    np.testing.assert_array_equal(back.data, x.data)
+    g = rng.standard_normal(back.shape)
+    back.backward(g)
+    np.testing.assert_array_equal(x.grad, g)
+
+
+def _mha_reference(mha, x, kv, mask):
+    """The multi-head attention of ``mha`` written out in NumPy."""
+    def lin(layer, a):
+        return a @ layer.weight.data.T + layer.bias.data
+    B, Tq, C = x.shape
+    src = x if kv is None else kv
+    H, d = mha.n_head, C // mha.n_head
+
+    def split(a):
+        return a.reshape(B, a.shape[1], H, d).transpose(0, 2, 1, 3)
+    q, k, v = split(lin(mha.q_proj, x)), split(lin(mha.k_proj, src)), split(lin(mha.v_proj, src))
+    out, attn = _reference(q, k, v, mask)
+    y = lin(mha.out_proj, out.transpose(0, 2, 1, 3).reshape(B, Tq, C))
+    return y, attn
+
+
+@pytest.mark.task3_2
+@pytest.mark.points(1)
+def test_multi_head_self_attention(impl):
+    forward = impl(HEADS).multi_head_forward
+    rng = np.random.default_rng(8)
+    mha = MultiHeadAttention(12, 3, rng=rng).to(np.float64)
+    x = rng.standard_normal((2, 5, 12))
+    mask = causal_mask(5)
+    y, probs = forward(mha, Tensor(x), mask=mask)
+    want_y, want_attn = _mha_reference(mha, x, None, mask)
+    assert y.shape == (2, 5, 12) and probs.shape == (2, 3, 5, 5)
+    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.task3_2
+@pytest.mark.points(2)
+def test_cross_attention_takes_keys_and_values_from_the_encoder(impl):
+    forward = impl(HEADS).multi_head_forward
+    rng = np.random.default_rng(9)
+    mha = MultiHeadAttention(8, 2, rng=rng).to(np.float64)
+    x = rng.standard_normal((2, 3, 8))          # decoder: Tq = 3
+    enc = rng.standard_normal((2, 6, 8))        # encoder: Tk = 6
+    mask = padding_mask(np.array([[1] * 6, [1] * 4 + [0] * 2]))
+    y, probs = forward(mha, Tensor(x), kv=Tensor(enc), mask=mask)
+    assert probs.shape == (2, 2, 3, 6), "cross-attention weights are (B, H, Tq, Tk): keys from the encoder"
+    want_y, want_attn = _mha_reference(mha, x, enc, mask)
+    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12)
