@@ -3,8 +3,12 @@
 PyTorch's names and semantics (``torch.nn.functional``) wherever PyTorch has the op. Shapes:
 N rows, V classes (vocabulary), C features.
 
-The kernel-backed versions of the hot ops (softmax, log-softmax + NLL, layer norm, GELU,
-embedding) live in ``kernels.py``; each is tested against the composed twin written here.
+The hot ops (softmax, log-softmax, cross-entropy, layer norm, GELU, embedding, and attention's
+``scaled_masked_softmax``) run as single fused nodes (``fused.py``, on ``kernels/``: numba or NumPy,
+see ``set_backend``). Their composed versions stay here, named ``_softmax_composed`` etc.: the same
+maths from primitives, the twin every fused op is tested against (``tests/engine/test_fused_ops.py``),
+and the fallback for inputs the kernels do not take (dtypes other than float32/float64, parameters
+of unusual shapes).
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import fused
 from .errors import ConfigError, ShapeError
 from .function import as_tensor
 from .movement import where
@@ -37,9 +42,34 @@ def tanh(x: Tensor) -> Tensor:
     return as_tensor(x).tanh()
 
 
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fusable(x: Tensor, *others) -> bool:
+    """The fused kernels take float32/float64 inputs whose other tensors share that dtype."""
+    return x.dtype in _FUSED_DTYPES and all(o is None or as_tensor(o).dtype == x.dtype for o in others)
+
+
+def _check_axis(op: str, x: Tensor, axis) -> bool:
+    """True for a single int axis (the fused kernels' case); a tuple of axes goes the composed way."""
+    if not isinstance(axis, (int, np.integer)):
+        return False
+    if not -x.ndim <= axis < x.ndim:
+        raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of shape {x.shape}")
+    return True
+
+
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """softmax(x)ᵢ = exp(xᵢ − m) / Σⱼ exp(xⱼ − m), m = max(x): subtracting m changes nothing
-    mathematically and keeps exp() from overflowing."""
+    mathematically and keeps exp() from overflowing. One fused node (``fused.Softmax``)."""
+    x = as_tensor(x)
+    if not _check_axis("softmax", x, axis) or not _fusable(x):
+        return _softmax_composed(x, axis)
+    return fused.Softmax.apply(x, axis=axis)
+
+
+def _softmax_composed(x: Tensor, axis: int = -1) -> Tensor:
+    """The composed twin of :func:`softmax`."""
     x = as_tensor(x)
     shifted = x - Tensor(x.data.max(axis=axis, keepdims=True))  # a constant: no gradient needed
     e = shifted.exp()
@@ -47,7 +77,15 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log softmax(x)ᵢ = xᵢ − m − log Σⱼ exp(xⱼ − m)."""
+    """log softmax(x)ᵢ = xᵢ − m − log Σⱼ exp(xⱼ − m). One fused node (``fused.LogSoftmax``)."""
+    x = as_tensor(x)
+    if not _check_axis("log_softmax", x, axis) or not _fusable(x):
+        return _log_softmax_composed(x, axis)
+    return fused.LogSoftmax.apply(x, axis=axis)
+
+
+def _log_softmax_composed(x: Tensor, axis: int = -1) -> Tensor:
+    """The composed twin of :func:`log_softmax`."""
     x = as_tensor(x)
     shifted = x - Tensor(x.data.max(axis=axis, keepdims=True))
     return shifted - shifted.exp().sum(axis=axis, keepdims=True).log()
@@ -73,19 +111,40 @@ def cross_entropy(logits: Tensor, target, ignore_index: int = -100, label_smooth
     nothing and are not counted; if every target is ignored the mean is 0 (not NaN).
     ``label_smoothing`` ε mixes the one-hot target with the uniform distribution as PyTorch does:
     q = (1 − ε)·onehot + ε/V, so loss = (1 − ε)·NLL + ε·mean_v(−log p_v).
+    One fused node (``fused.SoftmaxCrossEntropy``) over the (N, V) view of the logits.
     """
+    logits, target, _ = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction)
+    if not _fusable(logits):
+        return _cross_entropy_composed(logits, target, ignore_index, label_smoothing, reduction)
+    V = logits.shape[-1]
+    flat_target = target.reshape(-1).astype(np.int64)  # (N,)
+    loss = fused.SoftmaxCrossEntropy.apply(
+        logits.reshape(flat_target.size, V), target=flat_target,
+        ignore_index=-1 if ignore_index is None else int(ignore_index),  # -1 never matches a checked id
+        label_smoothing=float(label_smoothing), reduction=reduction)
+    return loss.reshape(target.shape) if reduction == "none" else loss
+
+
+def _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction):
+    """Check the arguments of cross_entropy; returns (logits Tensor, target array, valid mask)."""
     _check_reduction("cross_entropy", reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ConfigError(f"cross_entropy: label_smoothing={label_smoothing} is outside [0, 1]")
     logits = as_tensor(logits)
     target = np.asarray(target.data if isinstance(target, Tensor) else target)
-    if logits.shape[:-1] != target.shape:
+    if logits.ndim == 0 or logits.shape[:-1] != target.shape:
         raise ShapeError(f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, "
                          f"got {target.shape}")
-    V = logits.shape[-1]
-    valid = check_targets("cross_entropy", target, V, ignore_index)
+    valid = check_targets("cross_entropy", target, logits.shape[-1], ignore_index)
+    return logits, target, valid
+
+
+def _cross_entropy_composed(logits: Tensor, target, ignore_index: int = -100, label_smoothing: float = 0.0,
+                            reduction: str = "mean") -> Tensor:
+    """The composed twin of :func:`cross_entropy` (log_softmax, gather, mean over valid positions)."""
+    logits, target, valid = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction)
     safe = np.where(valid, target, 0)  # never index with ignore_index
-    logp = log_softmax(logits, axis=-1)  # (..., V)
+    logp = _log_softmax_composed(logits, axis=-1)  # (..., V)
     nll = -logp.gather(-1, safe[..., None])[..., 0]  # (...)
     if label_smoothing > 0:
         nll = nll * (1.0 - label_smoothing) + (-logp.mean(axis=-1)) * label_smoothing
@@ -128,11 +187,21 @@ def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None, reduct
 
 def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
     """GELU. ``"tanh"`` (GPT-2, BERT): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)));
-    ``"none"``: the exact x·Φ(x) (kernels.py, which has an erf)."""
+    ``"none"``: the exact x·Φ(x) = 0.5·x·(1 + erf(x/√2)). One fused node (``fused.GELU``)."""
+    x = as_tensor(x)
+    if approximate not in ("tanh", "none"):
+        raise ConfigError(f"gelu: approximate={approximate!r}, expected 'tanh' or 'none'")
+    if approximate == "tanh" and not _fusable(x):
+        return _gelu_composed(x, approximate)
+    return fused.GELU.apply(x, approximate=approximate)
+
+
+def _gelu_composed(x: Tensor, approximate: str = "tanh") -> Tensor:
+    """The composed twin of :func:`gelu`. The primitives have no erf, so the exact form has no
+    composed twin: it is always the fused node (tested against ``math.erf``)."""
     x = as_tensor(x)
     if approximate == "none":
-        from .kernels import gelu_exact
-        return gelu_exact(x)
+        return fused.GELU.apply(x, approximate="none")
     if approximate != "tanh":
         raise ConfigError(f"gelu: approximate={approximate!r}, expected 'tanh' or 'none'")
     inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
@@ -140,7 +209,21 @@ def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
 
 
 def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last axis: (x − mean) / √(var + ε) · weight + bias (biased variance)."""
+    """Normalise over the last axis: (x − mean) / √(var + ε) · weight + bias (biased variance).
+    One fused node (``fused.LayerNorm``) when weight and bias are (C,) vectors (or None)."""
+    x = as_tensor(x)
+    C = x.shape[-1] if x.ndim else 0
+    params = [None if p is None else as_tensor(p, (x,)) for p in (weight, bias)]
+    if x.ndim == 0 or not _fusable(x, *params) or any(p is not None and p.shape != (C,) for p in params):
+        return _layer_norm_composed(x, weight, bias, eps)
+    weight = params[0] if params[0] is not None else Tensor(np.ones(C, dtype=x.dtype))
+    bias = params[1] if params[1] is not None else Tensor(np.zeros(C, dtype=x.dtype))
+    return fused.LayerNorm.apply(x, weight, bias, eps=float(eps))
+
+
+def _layer_norm_composed(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
+                         eps: float = 1e-5) -> Tensor:
+    """The composed twin of :func:`layer_norm`."""
     x = as_tensor(x)
     mu = x.mean(axis=-1, keepdims=True)
     centred = x - mu
@@ -179,9 +262,66 @@ def check_ids(op: str, ids: np.ndarray, vocab_size: int) -> np.ndarray:
 
 
 def embedding(ids, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` (V, C) picked by integer ``ids`` (...) → (..., C)."""
+    """Rows of ``weight`` (V, C) picked by integer ``ids`` (...) → (..., C). One fused node
+    (``fused.Embedding``) whose backward scatter-adds (a repeated id sums its gradients)."""
+    weight = as_tensor(weight)
+    ids = check_ids("embedding", ids, weight.shape[0])
+    if weight.ndim != 2:
+        return _embedding_composed(ids, weight)
+    return fused.Embedding.apply(weight, ids=ids)
+
+
+def _embedding_composed(ids, weight: Tensor) -> Tensor:
+    """The composed twin of :func:`embedding` (indexing; its backward is np.add.at)."""
     ids = check_ids("embedding", ids, weight.shape[0])
     return weight[ids]
+
+
+def scaled_masked_softmax(scores: Tensor, mask=None, scale: float = 1.0) -> Tensor:
+    """Attention weights: softmax over the last axis of ``scale · scores``, keeping only the keys
+    that ``mask`` allows (Vaswani et al. 2017, §3.2.1; scale = 1/√d_head).
+
+    scores (..., Tq, Tk), usually (B, H, Tq, Tk). ``mask``: boolean, broadcastable to scores,
+    **True = may attend** (keep), False = masked out — e.g. ``causal_mask(T)`` (T, T) or
+    ``padding_mask(...)`` (B, 1, 1, Tk); ``None`` allows every key. Masked entries get weight
+    exactly 0; a row with no allowed key is all zeros (not NaN, not uniform) and passes no gradient.
+    One fused node (``fused.ScaledMaskedSoftmax``; the numba kernel is Task 2.4).
+    """
+    scores = as_tensor(scores)
+    mask = _check_attention_mask(scores, mask)
+    if not _fusable(scores):
+        return _scaled_masked_softmax_composed(scores, mask, scale)
+    return fused.ScaledMaskedSoftmax.apply(scores, mask=mask, scale=float(scale))
+
+
+def _check_attention_mask(scores: Tensor, mask):
+    if scores.ndim == 0:
+        raise ShapeError("scaled_masked_softmax: scores must have at least one axis (the keys), got a scalar")
+    if mask is None:
+        return None
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ShapeError(f"scaled_masked_softmax: mask must be boolean (True = may attend), "
+                         f"got dtype {mask.dtype}")
+    try:
+        np.broadcast_to(mask, scores.shape)
+    except ValueError:
+        raise ShapeError(f"scaled_masked_softmax: mask {mask.shape} does not broadcast to "
+                         f"scores {scores.shape}") from None
+    return mask
+
+
+def _scaled_masked_softmax_composed(scores: Tensor, mask=None, scale: float = 1.0) -> Tensor:
+    """The composed twin of :func:`scaled_masked_softmax`: fill masked scores with the most
+    negative finite number (so the max of a fully masked row is finite, not −inf − (−inf) = NaN),
+    softmax, then multiply by the mask (a fully masked row came out uniform: this zeroes it)."""
+    scores = as_tensor(scores)
+    mask = _check_attention_mask(scores, mask)
+    z = scores * float(scale)
+    if mask is None:
+        return _softmax_composed(z, axis=-1)
+    z = where(mask, z, float(np.finfo(z.dtype).min) if np.issubdtype(z.dtype, np.floating) else -1e30)
+    return _softmax_composed(z, axis=-1) * mask.astype(z.dtype)
 
 
 def kl_div(input: Tensor, target, reduction: str = "batchmean", log_target: bool = False) -> Tensor:

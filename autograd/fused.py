@@ -1,0 +1,133 @@
+"""Fused operations: one ``Function`` each, forward and backward side by side, on the kernels.
+
+``functional.py`` builds softmax, cross-entropy, layer norm, ... from primitives, and the chain rule
+gives their backward for free — but every primitive writes a temporary array and records a graph
+node. Here each of these ops is a single node whose forward and backward are one kernel call
+(``autograd/kernels``: numba or NumPy, ``set_backend``). ``functional.py`` routes through these
+classes and keeps the composed versions (``_softmax_composed``, ...) as the twins that
+``tests/engine/test_fused_ops.py`` compares them with.
+
+Letters: N rows, V classes, C features, B batch, H heads, Tq queries, Tk keys.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels
+from .function import Function
+
+
+class Softmax(Function):
+    """p = softmax(x) along ``axis`` (max subtracted first)."""
+
+    @staticmethod
+    def forward(ctx, x, axis=-1):
+        out = kernels.softmax_forward(x, axis)
+        ctx.save_for_backward(out)
+        ctx.axis = axis
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return kernels.softmax_backward(grad_output, out, ctx.axis)  # p ⊙ (g − Σ g⊙p)
+
+
+class LogSoftmax(Function):
+    """log softmax(x) = x − m − log Σ exp(x − m) along ``axis``."""
+
+    @staticmethod
+    def forward(ctx, x, axis=-1):
+        out = kernels.log_softmax_forward(x, axis)
+        ctx.save_for_backward(out)
+        ctx.axis = axis
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return kernels.log_softmax_backward(grad_output, out, ctx.axis)  # g − exp(out)·Σ g
+
+
+class SoftmaxCrossEntropy(Function):
+    """Cross-entropy of logits (N, V) against targets (N,): log-softmax and NLL in one node.
+
+    ``ignore_index`` rows add 0 and are not counted by "mean"; label smoothing ε uses
+    q = (1 − ε)·onehot + ε/V. Returns a 0-d loss ("mean", "sum") or (N,) losses ("none").
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        loss, probs = kernels.cross_entropy_forward(logits, target, ignore_index, label_smoothing, reduction)
+        ctx.save_for_backward(probs)
+        ctx.args = target, ignore_index, label_smoothing, reduction
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (probs,) = ctx.saved_tensors
+        return kernels.cross_entropy_backward(grad_output, probs, *ctx.args)  # w·(p − q)
+
+
+class ScaledMaskedSoftmax(Function):
+    """Attention weights P = softmax over allowed keys of scale·scores (..., Tq, Tk).
+
+    ``mask`` is boolean, broadcastable to scores, **True = may attend**; masked entries get weight 0
+    and a row with no allowed key is all zeros (no NaN). ``mask=None`` allows everything.
+    """
+
+    @staticmethod
+    def forward(ctx, scores, mask=None, scale=1.0):
+        out = kernels.scaled_masked_softmax_forward(scores, mask, scale)
+        ctx.save_for_backward(out)
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return kernels.scaled_masked_softmax_backward(grad_output, out, ctx.scale)  # s·P⊙(G − ΣG⊙P)
+
+
+class LayerNorm(Function):
+    """(x − μ)/√(σ² + ε) · weight + bias over the last axis; x (..., C), weight and bias (C,)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps=1e-5):
+        out, mean, rstd = kernels.layer_norm_forward(x, weight, bias, eps)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dx, dweight, dbias = kernels.layer_norm_backward(grad_output, *ctx.saved_tensors)
+        return dx, dweight, dbias
+
+
+class GELU(Function):
+    """x·Φ(x) (``approximate="none"``) or its tanh approximation (``"tanh"``), elementwise."""
+
+    @staticmethod
+    def forward(ctx, x, approximate="tanh"):
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        return kernels.gelu_forward(x, approximate)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return kernels.gelu_backward(grad_output, x, ctx.approximate)
+
+
+class Embedding(Function):
+    """Rows of ``weight`` (V, C) picked by integer ``ids`` (...) → (..., C); backward scatter-adds."""
+
+    @staticmethod
+    def forward(ctx, weight, ids):
+        ctx.ids, ctx.num_embeddings = ids, weight.shape[0]
+        return np.take(weight, ids, axis=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        C = grad_output.shape[-1]
+        return kernels.embedding_backward(grad_output.reshape(-1, C), ctx.ids.reshape(-1), ctx.num_embeddings)

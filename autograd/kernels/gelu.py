@@ -1,0 +1,77 @@
+"""GELU, exact and tanh form: numba elementwise kernels beside the NumPy reference (Task 2.5).
+
+    exact:  gelu(x) = x·Φ(x) = ½x(1 + erf(x/√2))           gelu'(x) = Φ(x) + x·φ(x)
+    tanh:   gelu(x) ≈ ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)
+            gelu'(x) = ½(1 + t) + ½x(1 − t²)·√(2/π)(1 + 3·0.044715x²),  t = tanh(u)
+
+The NumPy reference is Task 2.5's slot (``solutions/task02_kernels/gelu.py``). NumPy has no erf, so
+the reference calls :func:`erf` below (Python's ``math.erf`` per element: exact to double precision
+but ~50× slower than ``np.tanh``); the numba kernels call ``math.erf`` in compiled code. Composed
+from primitives, the tanh form is ~8 passes over the array with a temporary each; the kernel is one
+— and still 1.6–2× slower than NumPy, whose ``tanh`` is SIMD, so the numba backend runs the tanh form
+on NumPy unless ``everywhere=True``; the exact form (8–12× faster on numba) runs here.
+"""
+import math
+
+import numba
+import numpy as np
+
+from .. import tasks
+
+# Task 2.5: solutions/task02_kernels/gelu.py — the NumPy reference
+_T25 = "task02_kernels.gelu"
+gelu_forward_numpy = tasks.bind(_T25, "gelu_forward")
+gelu_backward_numpy = tasks.bind(_T25, "gelu_backward")
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    """The error function erf(x) = (2/√π)∫₀ˣ e^(−t²) dt, elementwise (NumPy has none).
+
+    Exact (``math.erf`` on every element) and slow (a Python call per element). Floating input
+    keeps its dtype; anything else becomes float64.
+    """
+    x = np.asarray(x)
+    dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
+    return np.asarray(_erf_elementwise(x), dtype=np.float64).astype(dtype, copy=False)
+
+
+@numba.njit(parallel=True, cache=True)
+def _forward_flat(out, x, exact):
+    for i in numba.prange(x.size):
+        v = x[i]
+        if exact:
+            out[i] = 0.5 * v * (1.0 + math.erf(v * _INV_SQRT_2))
+        else:
+            out[i] = 0.5 * v * (1.0 + math.tanh(_SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
+
+
+@numba.njit(parallel=True, cache=True)
+def _backward_flat(grad_x, grad_out, x, exact):
+    for i in numba.prange(x.size):
+        v = x[i]
+        if exact:
+            slope = 0.5 * (1.0 + math.erf(v * _INV_SQRT_2)) + v * math.exp(-0.5 * v * v) * _INV_SQRT_2PI
+        else:
+            t = math.tanh(_SQRT_2_OVER_PI * (v + 0.044715 * v * v * v))
+            slope = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * v * v)
+        grad_x[i] = grad_out[i] * slope
+
+
+def gelu_forward_numba(x, approximate="tanh"):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    _forward_flat(out, flat, approximate == "none")
+    return out.reshape(x.shape)
+
+
+def gelu_backward_numba(grad_output, x, approximate="tanh"):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    g = np.ascontiguousarray(grad_output, dtype=x.dtype).reshape(-1)
+    grad = np.empty_like(flat)
+    _backward_flat(grad, g, flat, approximate == "none")
+    return grad.reshape(x.shape)
