@@ -1,0 +1,216 @@
+"""tools/make_student_release.py: the release has no solution text (history included), ``pytest``
+there grades the stubs, ``minilm grade`` reports nothing done, and the README says where to start.
+
+The release's commands run in a subprocess whose ``sys.path`` and import hooks cannot reach this
+checkout (an editable install of it would otherwise make ``solutions`` importable there).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograd import tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "make_student_release.py"
+
+pytestmark = [
+    pytest.mark.skipif(not tasks.solutions_available(), reason="a release is made from a full checkout"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+]
+
+# Runs a module inside the release as if this checkout did not exist.
+BOOT = """\
+import os, runpy, sys
+root = {root!r}
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or '.') != root]
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, '__module__', '').startswith('__editable__')]
+sys.argv = [{module!r}, *sys.argv[1:]]
+runpy.run_module({module!r}, run_name='__main__', alter_sys=True)
+"""
+
+
+def run_in(release: Path, module: str, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("MINILM_IMPL", "PYTHONPATH")}
+    env["MPLBACKEND"] = "Agg"
+    code = BOOT.format(root=os.path.realpath(ROOT), module=module)
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=release, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def make(dest: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(TOOL), str(dest), *extra], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("release") / "minilm-student"
+    done = make(dest)
+    assert done.returncode == 0, done.stderr
+    return dest
+
+
+def solution_windows(root: Path, n: int = 3, skip: str = "") -> dict[tuple, str]:
+    """Each run of n non-blank lines inside a BEGIN/END SOLUTION block (the whole block if shorter),
+    leaving out the task package ``skip``."""
+    out = {}
+    for path in sorted((root / "solutions").rglob("*.py")):
+        if skip and skip in path.parts:
+            continue
+        block = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            s = line.strip()
+            if s == "# BEGIN SOLUTION":
+                block = []
+            elif s == "# END SOLUTION":
+                k = min(n, len(block))
+                for i in range(len(block) - k + 1):
+                    out[tuple(block[i:i + k])] = str(path.relative_to(root))
+                block = None
+            elif block is not None and s:
+                block.append(s)
+    return out
+
+
+def files_quoting(tree: Path, windows: dict) -> set[str]:
+    hits = set()
+    sizes = {len(w) for w in windows}
+    for path in tree.rglob("*"):
+        if not path.is_file() or ".git" in path.relative_to(tree).parts:
+            continue
+        try:
+            lines = [s for s in (x.strip() for x in path.read_text(encoding="utf-8").splitlines()) if s]
+        except UnicodeDecodeError:
+            continue
+        if any(tuple(lines[i:i + k]) in windows for k in sizes for i in range(len(lines) - k + 1)):
+            hits.add(str(path.relative_to(tree)))
+    return hits
+
+
+def test_no_solution_text_anywhere(release):
+    windows = solution_windows(ROOT)
+    assert len(windows) > 50
+    assert files_quoting(ROOT / "solutions", windows)      # the check does find solution text
+    assert files_quoting(release, windows) == set()
+    assert not (release / "solutions").exists()
+    bodies = "".join(p.read_text(encoding="utf-8") for p in release.rglob("*.py"))
+    assert "# BEGIN SOLUTION" not in bodies
+
+
+def test_history_is_one_fresh_commit(release):
+    git = lambda *a: subprocess.run(["git", *a], cwd=release, capture_output=True, text=True,  # noqa: E731
+                                    check=True).stdout
+    assert git("rev-list", "--all", "--count").strip() == "1"
+    assert git("status", "--porcelain").strip() == ""
+    tracked = git("ls-files").split()
+    assert "exercises/task01_autograd/backward.py" in tracked
+    assert not [f for f in tracked if f.startswith(("solutions/", ".ci/", "runs/", ".venv/"))
+                or "__pycache__" in f or f.startswith("tools/make_")]
+
+
+def test_contents_and_setup(release):
+    for rel in ("exercises", "tests/graded", "autograd", "minilm", "docs/tasks"):
+        assert (release / rel).is_dir(), rel
+    for rel in (".ci", "runs", ".venv", "tools/make_exercises.py", "tools/make_student_release.py",
+                "tests/models/test_student_release.py"):
+        assert not (release / rel).exists(), rel
+    assert not list(release.rglob("__pycache__"))
+    for path in (ROOT / "exercises").rglob("*.py"):   # the stubs exactly as generated
+        if "__pycache__" not in path.parts:
+            rel = path.relative_to(ROOT)
+            assert (release / rel).read_bytes() == path.read_bytes(), rel
+    cfg = (release / "setup.cfg").read_text(encoding="utf-8")
+    assert "testpaths = tests/graded" in cfg
+    assert "solutions" not in cfg.replace("reference solutions", "")
+    assert "task12_4:" in cfg and "--strict-markers" in cfg
+
+
+def test_readme_says_what_to_do_first(release):
+    text = (release / "README.md").read_text(encoding="utf-8")
+    steps = ['pip install -e ".[test]"', "minilm grade", "exercises/task01_autograd/",
+             "docs/tasks/01-autograd.md", "pytest -m task1_1"]
+    positions = [text.find(s) for s in steps]
+    assert -1 not in positions, dict(zip(steps, positions))
+    assert positions == sorted(positions)                # in this order
+    assert "no reference solutions" in text
+    assert (release / "README.zh-TW.md").is_file()
+
+
+def test_pytest_in_the_release_grades_the_stubs(release):
+    collected = run_in(release, "pytest", "--collect-only", "-q")
+    ids = [l for l in collected.stdout.splitlines() if "::" in l]
+    assert ids and all(i.startswith("tests/graded/") for i in ids), collected.stdout[-2000:]
+    run = run_in(release, "pytest", "-q", "-rf", "-m", "task1_1", "-p", "no:randomly")
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    summary = run.stdout.strip().splitlines()[-1]
+    assert "failed" in summary and " passed" not in summary, summary
+    assert "NotImplementedError: Task 1.1" in run.stdout
+    assert "exercises/" in run.stdout                    # the header: graded tests call exercises/
+
+
+@pytest.mark.slow
+def test_minilm_grade_in_the_release_reports_nothing_done(release, tmp_path):
+    results = tmp_path / "results.json"
+    run = run_in(release, "minilm.cli", "grade", "--json", str(results))
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = [l.split() for l in run.stdout.splitlines() if l[:1].isdigit()]
+    assert len(rows) >= 20
+    for row in rows:
+        assert row[1].startswith("0/") and " ".join(row[2:4]) == "not started", row
+    assert "total: 0 /" in run.stdout
+    data = json.loads(results.read_text())
+    assert data["score"] == 0 and data["max_score"] > 0
+    assert data["tests"] and all(t["score"] == 0 for t in data["tests"])
+
+
+def test_given_tasks_ship_their_reference(tmp_path):
+    dest = tmp_path / "weekend"
+    done = make(dest, "--given", "1,5.1", "--no-git")
+    assert done.returncode == 0, done.stderr
+    assert not (dest / ".git").exists()
+    for rel in ("task01_autograd/elementwise.py", "task05_bert/wordpiece.py"):
+        given = (dest / "exercises" / rel).read_text(encoding="utf-8")
+        assert "NotImplementedError" not in given and "# BEGIN SOLUTION" not in given, rel
+    assert "NotImplementedError" in (dest / "exercises" / "task05_bert" / "masking.py").read_text()
+    graded = {p.name for p in (dest / "tests" / "graded").glob("test_*.py")}
+    assert not {n for n in graded if n.startswith("test_task01_")} and "test_task05_wordpiece.py" not in graded
+    assert "test_task05_masking.py" in graded and any(n.startswith("test_task02_") for n in graded)
+    given_blocks = {k for k in solution_windows(ROOT) if k not in solution_windows(ROOT, skip="task01_autograd")}
+    rest = {k: v for k, v in solution_windows(ROOT, skip="task01_autograd").items()
+            if not v.endswith("wordpiece.py")}
+    assert files_quoting(dest, rest) == set()
+    assert given_blocks and files_quoting(dest, dict.fromkeys(given_blocks, "")), "module 1 is in"
+    assert "Except module 1, Task 5.1" in (dest / "README.md").read_text(encoding="utf-8")
+
+
+def test_stub_bodies_match_make_exercises():
+    """The tool writes a partly given file itself; its stubs must be make_exercises.py's."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_student_release", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tool                         # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(tool)
+    finally:
+        del sys.modules[spec.name]
+    blocks = tool.solution_blocks(ROOT)
+    for file in sorted({b.file for b in blocks}):
+        text = (ROOT / "solutions" / file).read_text(encoding="utf-8")
+        stub = tool.exercise_with_given(text, [b for b in blocks if b.file == file], set())
+        assert stub == (ROOT / "exercises" / file).read_text(encoding="utf-8"), file
+
+
+def test_refuses_unsafe_destinations(tmp_path):
+    inside = make(ROOT / "runs" / "release-inside")
+    assert inside.returncode == 1 and "inside the checkout" in inside.stderr
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "file.txt").write_text("x")
+    full = make(tmp_path / "full")
+    assert full.returncode == 1 and "not empty" in full.stderr
