@@ -10,6 +10,7 @@ import importlib
 FAMILIES = {
     "gpt": "minilm.recipes.gpt",
     "bert": "minilm.recipes.bert",
+    "xlnet": "minilm.recipes.xlnet",
 }
 
 
