@@ -4,7 +4,8 @@
 
 The same two-layer MLP runs on every position independently (attention is the only place where
 positions meet). The inner width is 4·C in the original Transformer, GPT-2 and BERT. The
-activation is GELU in GPT and BERT (tanh form, SPEC §8) and ReLU in the original Transformer and T5.
+activation is GELU in GPT and BERT (tanh form, SPEC §8) and ReLU in the original Transformer and T5;
+``"gelu_exact"`` is the erf form x·Φ(x), which Hugging Face's ``hidden_act: "gelu"`` means (pretrained BERTs).
 
 Letters: B batch, T time, C channels (n_embd).
 """
@@ -14,7 +15,7 @@ import autograd.functional as F
 from autograd import nn
 from autograd.errors import ConfigError
 
-ACTIVATIONS = ("gelu", "relu")
+ACTIVATIONS = ("gelu", "gelu_exact", "relu")
 
 
 class FeedForward(nn.Module):
@@ -33,7 +34,10 @@ class FeedForward(nn.Module):
 
     def forward(self, x):
         h = self.fc1(x)                                        # (B, T, n_inner)
-        h = F.gelu(h) if self.activation == "gelu" else F.relu(h)
+        if self.activation == "relu":
+            h = F.relu(h)
+        else:                                                  # tanh form, or the exact erf form
+            h = F.gelu(h, approximate="none" if self.activation == "gelu_exact" else "tanh")
         return self.dropout(self.fc2(h))                       # (B, T, C)
 
     def extra_repr(self):

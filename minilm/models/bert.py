@@ -67,6 +67,7 @@ class BertConfig:
     dropout: float = 0.1                  # on embeddings, attention weights and sublayer outputs (BERT: 0.1)
     layer_norm_eps: float = 1e-12         # BERT's LayerNorm ε (GPT-2 uses 1e-5)
     initializer_range: float = 0.02       # σ of the N(0, σ²) init of every weight matrix and table
+    activation: str = "gelu"              # feed-forward: "gelu" (tanh form), "gelu_exact" (erf: HF's "gelu"), "relu"
 
     def __post_init__(self):
         for name in ("vocab_size", "max_position_embeddings", "n_layer", "n_head", "n_embd", "type_vocab_size"):
@@ -108,7 +109,7 @@ class BertEncoder(nn.Module):
     def __init__(self, config: BertConfig, *, rng):
         super().__init__()
         self.layer = nn.ModuleList([
-            Block(config.n_embd, config.n_head, config.n_inner, rng=rng, norm="post", activation="gelu",
+            Block(config.n_embd, config.n_head, config.n_inner, rng=rng, norm="post", activation=config.activation,
                   dropout=config.dropout, eps=config.layer_norm_eps, init_std=config.initializer_range)
             for _ in range(config.n_layer)])
 

@@ -53,9 +53,11 @@ class BertPredictionHeadTransform(nn.Module):
         super().__init__()
         self.dense = nn.Linear(config.n_embd, config.n_embd, rng=rng, init_std=config.initializer_range)
         self.LayerNorm = nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps)
+        # Hugging Face BERTs use the exact (erf) GELU; minilm's own default is the tanh form
+        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
 
     def forward(self, h: Tensor) -> Tensor:
-        return self.LayerNorm(F.gelu(self.dense(h)))
+        return self.LayerNorm(F.gelu(self.dense(h), approximate=self.approximate))
 
 
 class BertLMPredictionHead(nn.Module):

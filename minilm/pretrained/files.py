@@ -1,0 +1,112 @@
+"""The files of a Hugging Face model folder: ``config.json`` and ``model.safetensors``.
+
+Shared by the BERT and GPT-2 loaders and exporters. A ``pytorch_model.bin`` is refused: it is a
+pickle, and unpickling a file runs whatever code it names. The message says how to convert it on
+a machine that has PyTorch (``convert_hint``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from autograd.errors import CheckpointError
+from minilm.safetensors_io import read_safetensors, write_safetensors
+
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+
+CONVERT_HINT = (
+    "it is a pickle, which minilm never loads (unpickling runs code from the file). Convert it once "
+    "on a machine with PyTorch:\n"
+    "    python -c \"import torch, safetensors.torch as st; "
+    "sd = torch.load('DIR/pytorch_model.bin', weights_only=True); "
+    "st.save_file({k: v.contiguous() for k, v in sd.items()}, 'DIR/model.safetensors', {'format': 'pt'})\"\n"
+    "(or: transformers' AutoModel.from_pretrained(DIR).save_pretrained(DIR, safe_serialization=True))")
+
+
+def read_config(directory) -> dict:
+    """``config.json`` of a model folder as a dict (CheckpointError naming the file otherwise)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"pretrained model folder {directory}: no such directory")
+    path = directory / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: missing; a Hugging Face model folder has config.json") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CheckpointError(f"{path}: not a readable JSON file: {e}") from None
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{path}: a JSON {type(config).__name__}, expected an object")
+    return config
+
+
+def config_value(config: dict, key: str, path, kind=int, default=None):
+    """``config[key]`` (or ``default`` when absent) checked to be a ``kind``: int (not a bool),
+    float (an int will do), bool or str. The error names the file and the key."""
+    value = config.get(key, default)
+    if value is None:
+        raise CheckpointError(f"{path}: missing key {key!r}")
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise CheckpointError(f"{path}: key {key!r} is {value!r}, expected a {kind.__name__}")
+    return value
+
+
+def read_weights(directory) -> dict[str, np.ndarray]:
+    """The arrays of ``model.safetensors``; refuses a ``pytorch_model.bin`` with a conversion hint."""
+    directory = Path(directory)
+    path = directory / WEIGHTS
+    if not path.is_file():
+        pickles = sorted(p.name for p in directory.glob("*.bin"))
+        if pickles:
+            raise CheckpointError(f"{directory / pickles[0]}: found, but no {WEIGHTS}; " + CONVERT_HINT)
+        raise CheckpointError(f"{path}: missing; expected the weights as model.safetensors")
+    arrays, _ = read_safetensors(path)
+    return arrays
+
+
+def take(arrays: dict, mapping: dict[str, str], path, shapes: dict[str, tuple]) -> dict[str, np.ndarray]:
+    """``{minilm name: arrays[hf name]}`` for every pair of ``mapping`` (minilm → HF), with missing
+    keys and wrong shapes named together in one CheckpointError."""
+    missing = sorted(hf for hf in mapping.values() if hf not in arrays)
+    if missing:
+        raise CheckpointError(f"{path}: missing keys {missing[:8]}{' …' if len(missing) > 8 else ''}")
+    out, bad = {}, []
+    for ours, hf in mapping.items():
+        a = arrays[hf]
+        if a.shape != shapes[ours]:
+            bad.append(f"{hf}: shape {a.shape}, expected {shapes[ours]}")
+        elif not np.issubdtype(a.dtype, np.floating):
+            bad.append(f"{hf}: dtype {a.dtype}, expected floats")
+        out[ours] = a
+    if bad:
+        raise CheckpointError(f"{path}: " + "; ".join(bad[:8]))
+    return out
+
+
+def check_unexpected(arrays: dict, used: set, path, ignorable=()) -> None:
+    """Keys of the file that nothing maps (apart from known buffers) are an error, not a silent skip."""
+    extra = sorted(k for k in arrays if k not in used and not k.endswith(tuple(ignorable)))
+    if extra:
+        raise CheckpointError(f"{path}: unexpected keys {extra[:8]}{' …' if len(extra) > 8 else ''} "
+                              "(a head or layer minilm's model does not have)")
+
+
+def write_folder(directory, config: dict, arrays: dict, tokenizer=None) -> Path:
+    """``config.json`` + ``model.safetensors`` (+ the tokenizer's own files) into ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
+    write_safetensors(directory / WEIGHTS, arrays, {"format": "pt"})  # "pt": transformers checks it
+    (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if tokenizer is not None:
+        tokenizer.save(directory)
+    return directory
