@@ -10,6 +10,8 @@ import importlib
 FAMILIES = {
     "gpt": "minilm.recipes.gpt",
     "bert": "minilm.recipes.bert",
+    "roberta": "minilm.recipes.roberta",
+    "electra": "minilm.recipes.electra",
     "xlnet": "minilm.recipes.xlnet",
 }
 

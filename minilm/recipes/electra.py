@@ -1,0 +1,173 @@
+"""ELECTRA: a small generator fills in masked tokens, the discriminator spots the replacements.
+
+Clark et al. 2020 (SPEC §3): [CLS] sentences [SEP] blocks of WordPiece tokens; 15% of the tokens
+are masked (85% [MASK], 15% kept), the generator (--generator-fraction of the discriminator's
+width) predicts them, its samples replace them, and the discriminator labels every token original
+or replaced. L = L_MLM + 50·L_Disc; the two networks share one embedding table. --objective picks
+an ablation of §3.2: electra15 (discriminator loss on the masked 15% only), replace_mlm (MLM on
+generator-replaced input), all_tokens_mlm (predict every token, with a copy mechanism). The summary
+compares the discriminator's accuracy with always answering "original", and the generator's MLM
+accuracy with always predicting the most frequent token.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from minilm.recipes.common import add_corpus_arguments, load_documents, texts
+from minilm.recipes.roberta import downstream_texts, finetune_sentiment  # noqa: F401  (re-exported)
+
+TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
+OBJECTIVES = ("electra", "electra15", "replace_mlm", "all_tokens_mlm")
+
+
+def add_arguments(p):
+    add_corpus_arguments(p)
+    p.add_argument("--objective", choices=OBJECTIVES, default="electra",
+                   help="ELECTRA or one of its ablations (paper §3.2, Table 5) (default electra)")
+    p.add_argument("--generator-fraction", type=float, default=0.25,
+                   help="generator width as a fraction of the discriminator's (default 0.25; at least 8 units)")
+    p.add_argument("--generator-layers", type=float, default=1.0,
+                   help="generator depth as a fraction of the discriminator's (default 1.0)")
+    p.add_argument("--disc-weight", type=float, default=50.0, help="λ, the discriminator loss weight (default 50)")
+    p.add_argument("--mask-prob", type=float, default=0.15, help="share of tokens masked (default 0.15)")
+    p.add_argument("--max-seq-length", type=int, default=64, help="tokens per block, [CLS] and [SEP] included (default 64)")
+    p.add_argument("--n-layer", type=int, default=2, help="discriminator layers (default 2)")
+    p.add_argument("--n-head", type=int, default=4, help="discriminator attention heads (default 4)")
+    p.add_argument("--n-embd", type=int, default=64, help="discriminator width H (default 64)")
+    p.add_argument("--embedding-size", type=int, default=None, help="shared embedding width E (default: H)")
+    p.add_argument("--batch-size", type=int, default=32, help="blocks per step (default 32)")
+    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+
+
+def default_args(**overrides) -> argparse.Namespace:
+    """The command line's defaults as a Namespace (``seed=0``) with ``overrides`` (underscored
+    names, e.g. ``objective="electra15", generator_fraction=0.5``), for experiments."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args([])
+    args.seed = 0
+    for key, value in overrides.items():
+        if not hasattr(args, key):
+            raise AttributeError(f"default_args: unknown option {key!r}")
+        setattr(args, key, value)
+    return args
+
+
+def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Area under the ROC curve = P(score of a random positive > score of a random negative),
+    from the ranks (Mann–Whitney U; tied scores are rare for float logits and broken by order).
+    NaN if one class is absent."""
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels).astype(bool)
+    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = np.empty(len(scores))
+    ranks[np.argsort(scores, kind="stable")] = np.arange(1, len(scores) + 1)
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+class ElectraRecipe:
+    family = "electra"
+
+    def __init__(self, args):
+        from minilm.baselines import MostFrequentToken
+        from minilm.data import encode_documents, pack_sentences
+        from minilm.models.electra import Electra, ElectraConfig
+        from minilm.tokenizers import WordPieceTokenizer
+        train_docs, val_docs = load_documents(args)
+        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs) + downstream_texts(args.seed),
+                                                        args.vocab_size)
+
+        def blocks(docs):  # [CLS] whole sentences (FULL-SENTENCES, [SEP] between documents) [SEP]
+            packed = pack_sentences(encode_documents(docs, tok.encode), args.max_seq_length - 2,
+                                    mode="full", sep_id=tok.sep_id)
+            return [np.array([tok.cls_id, *b, tok.sep_id], dtype=np.int64) for b in packed]
+
+        self.train_blocks, self.val_blocks = blocks(train_docs), blocks(val_docs)[:128]
+        self.seed, self.batch_size = args.seed, args.batch_size
+        self.model_config = ElectraConfig(
+            vocab_size=tok.vocab_size, max_position_embeddings=args.max_seq_length, n_layer=args.n_layer,
+            n_head=args.n_head, n_embd=args.n_embd, embedding_size=args.embedding_size, dropout=args.dropout,
+            generator_hidden_fraction=args.generator_fraction, generator_layers_fraction=args.generator_layers,
+            objective=args.objective, mask_prob=args.mask_prob, disc_weight=args.disc_weight,
+            pad_id=tok.pad_id, mask_id=tok.mask_id, special_ids=(tok.cls_id, tok.sep_id))
+        self.model = Electra(self.model_config, rng=np.random.default_rng(args.seed))
+        self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
+        self._baselines: dict = {}
+
+    def _pad(self, blocks):
+        from minilm.data import pad_batch
+        return pad_batch(blocks, self.tokenizer.pad_id)  # ids, attention_mask (B, T)
+
+    def batch(self, rng):
+        idx = rng.integers(0, len(self.train_blocks), size=self.batch_size)
+        ids, mask = self._pad([self.train_blocks[i] for i in idx])
+        return {"input_ids": ids, "attention_mask": mask, "rng": rng}  # masking and sampling draw from rng
+
+    def loss(self, model, batch):
+        out = model(batch["input_ids"], batch["attention_mask"], rng=batch["rng"])
+        return out["loss"], {"tokens": int(batch["attention_mask"].sum())}
+
+    def evaluate(self, model):
+        """Held-out losses and accuracies. The same generator draws every time (a fixed rng: the
+        masks are the same, the samples follow the generator as it learns)."""
+        rng = np.random.default_rng([self.seed, 4242])
+        sums = {"loss": 0.0, "mlm_loss": 0.0, "disc_loss": 0.0}
+        scores, labels, mlm_ok, main_ok, mlm_labels = [], [], [], [], []
+        n = len(self.val_blocks)
+        for i in range(0, n, 64):
+            ids, mask = self._pad(self.val_blocks[i:i + 64])
+            out = model(ids, mask, rng=rng)
+            for k in sums:
+                sums[k] += out[k].item() * len(ids) / n
+            m = out["masked"]
+            mlm_ok.append(out["mlm_logits"].data.argmax(-1)[m] == ids[m])
+            mlm_labels.append(out["mlm_labels"][m])
+            real = mask.astype(bool)
+            labels.append(out["disc_labels"][real])
+            if out.get("disc_logits") is not None and model.config.objective in ("electra", "electra15"):
+                scores.append(out["disc_logits"].data[real])
+            if "main_logits" in out:
+                w = out["main_weights"]
+                main_ok.append(out["main_logits"].data.argmax(-1)[w] == out["main_labels"][w])
+        y = np.concatenate(labels).astype(bool)
+        metrics = {**sums, "mlm_accuracy": float(np.concatenate(mlm_ok).mean()), "replaced_rate": float(y.mean())}
+        if scores:
+            s = np.concatenate(scores)
+            pred = s > 0
+            tp = int((pred & y).sum())
+            precision, recall = tp / max(int(pred.sum()), 1), tp / max(int(y.sum()), 1)
+            metrics.update(disc_accuracy=float((pred == y).mean()), replaced_precision=precision,
+                           replaced_recall=recall, replaced_f1=2 * precision * recall / max(precision + recall, 1e-12),
+                           disc_auc=roc_auc(s, y))
+        if main_ok:
+            metrics["main_mlm_accuracy"] = float(np.concatenate(main_ok).mean())
+        # the baselines of these numbers: answer "original" everywhere; predict the commonest token
+        self._baselines = {"always_original_accuracy": 1.0 - float(y.mean()),
+                           "most_frequent_token_accuracy": self.most_frequent.accuracy(np.concatenate(mlm_labels))}
+        return metrics
+
+    def baselines(self):
+        return dict(self._baselines)
+
+
+def build(args):
+    return ElectraRecipe(args)
+
+
+def describe(s) -> str:
+    m, b = s["metrics"], s["baselines"]
+    head = (f"ELECTRA: held-out loss {s['initial_loss']:.3f} -> "
+            f"{s['final_loss']:.3f} (generator MLM {m['mlm_loss']:.3f}, main network {m['disc_loss']:.4f}) after "
+            f"{s['steps']} steps, {s['parameters']:,} parameters\n")
+    if "disc_accuracy" in m:
+        head += (f"discriminator accuracy {m['disc_accuracy']:.1%} vs always-original {b['always_original_accuracy']:.1%}; "
+                 f"replaced tokens: F1 {m['replaced_f1']:.2f} (precision {m['replaced_precision']:.2f}, recall "
+                 f"{m['replaced_recall']:.2f}), AUC {m['disc_auc']:.3f}\n")
+    if "main_mlm_accuracy" in m:
+        head += f"main network MLM accuracy {m['main_mlm_accuracy']:.1%} on its predicted positions\n"
+    return head + (f"generator MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token "
+                   f"{b['most_frequent_token_accuracy']:.1%}")

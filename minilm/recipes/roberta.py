@@ -1,0 +1,221 @@
+"""RoBERTa: masked LM only, on packed full sentences, with a new mask every epoch.
+
+Liu et al. 2019 §4 (SPEC §2): byte-level BPE tokens; blocks of whole sentences up to
+--tokens-per-sample with <s> in front (FULL-SENTENCES across documents, or DOC-SENTENCES inside
+one, --packing full|doc); no NSP, one segment; 15% of the tokens masked (80% <mask>, 10% random,
+10% kept) with a fresh mask for every (seed, epoch, sequence) — or, with --masking static, one of
+--static-copies masks made up front (BERT's dupe_factor). The batches walk the data epoch by epoch,
+so "epoch" means what it says. The summary compares held-out MLM accuracy with always predicting
+the most frequent token, and the MLM loss with a unigram model.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+
+import numpy as np
+
+import autograd.functional as F
+from autograd import nn
+from minilm.recipes.common import add_corpus_arguments, load_documents, texts
+
+TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
+
+
+def add_arguments(p):
+    add_corpus_arguments(p)
+    p.add_argument("--tokens-per-sample", type=int, default=64,
+                   help="tokens per block, <s> included (default 64; RoBERTa: 512)")
+    p.add_argument("--packing", choices=("full", "doc"), default="full",
+                   help="FULL-SENTENCES (blocks cross documents) or DOC-SENTENCES (default full)")
+    p.add_argument("--masking", choices=("dynamic", "static"), default="dynamic",
+                   help="a new mask every epoch (RoBERTa) or --static-copies fixed masks (BERT) (default dynamic)")
+    p.add_argument("--static-copies", type=int, default=10, help="masks per sequence with --masking static (default 10)")
+    p.add_argument("--mask-prob", type=float, default=0.15, help="share of tokens masked (default 0.15)")
+    p.add_argument("--n-layer", type=int, default=2, help="encoder layers (default 2)")
+    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
+    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
+    p.add_argument("--batch-size", type=int, default=32, help="blocks per step (default 32)")
+    p.add_argument("--vocab-size", type=int, default=600,
+                   help="byte-level BPE vocabulary: 5 specials + 256 bytes + merges (default 600)")
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+
+
+def default_args(**overrides) -> argparse.Namespace:
+    """The command line's defaults as a Namespace (``seed=0``), with ``overrides`` (underscored
+    names, e.g. ``masking="static"``): what ``build`` takes, for experiments."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args([])
+    args.seed = 0
+    for key, value in overrides.items():
+        if not hasattr(args, key):
+            raise AttributeError(f"default_args: unknown option {key!r}")
+        setattr(args, key, value)
+    return args
+
+
+def downstream_texts(seed: int, n: int = 1000) -> list[str]:
+    """Sentences of the sentiment task, added to the tokenizer's training text (not to pre-training)
+    so that the fine-tuning words have tokens of their own, as ``minilm.finetune`` does."""
+    from minilm.data import sentiment_dataset
+    return [e.text for e in sentiment_dataset(n, rng=np.random.default_rng([seed, 31]))]
+
+
+def step_of(rng, fallback: int) -> int:
+    """The training step that drew ``rng``. ``minilm.train`` draws the batch of step s with
+    ``default_rng([seed, s])`` (see its docstring), and a Generator remembers its seed, so the step
+    — hence the epoch — is known without any state that a resumed run would lose. Any other
+    Generator gets ``fallback`` (a running count)."""
+    entropy = getattr(getattr(rng.bit_generator, "seed_seq", None), "entropy", None)
+    if isinstance(entropy, (list, tuple)) and len(entropy) == 2:
+        return int(entropy[1])
+    return fallback
+
+
+class RobertaRecipe:
+    family = "roberta"
+
+    def __init__(self, args):
+        from minilm.baselines import MostFrequentToken, NGramLM
+        from minilm.corruption import MaskedDataset, roberta_mask
+        from minilm.data import encode_documents, roberta_blocks
+        from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
+        from minilm.tokenizers import ByteLevelBPETokenizer
+        train_docs, val_docs = load_documents(args)
+        tok = self.tokenizer = ByteLevelBPETokenizer.train(texts(train_docs) + downstream_texts(args.seed),
+                                                           args.vocab_size)
+        V = tok.vocab_size
+
+        def blocks(docs):
+            ids = encode_documents(docs, tok.encode)
+            return [np.asarray(b, dtype=np.int64) for b in roberta_blocks(
+                ids, args.tokens_per_sample, bos_id=tok.bos_id, sep_id=tok.eos_id, mode=args.packing)]
+
+        self.train_blocks, val_blocks = blocks(train_docs), blocks(val_docs)[:128]
+        self.masker = functools.partial(roberta_mask, mask_id=tok.mask_id, vocab_size=V,
+                                        nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id, prob=args.mask_prob)
+        self.data = MaskedDataset(self.train_blocks, self.masker, seed=args.seed,
+                                  dynamic=args.masking == "dynamic", static_copies=args.static_copies)
+        # the held-out blocks get one fixed mask each, so that evaluations are comparable
+        self.val = self._arrays([self.masker(b, rng=np.random.default_rng([args.seed, 99, i]))
+                                 for i, b in enumerate(val_blocks)])
+        self.seed, self.batch_size, self._draws = args.seed, args.batch_size, 0
+        self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=args.tokens_per_sample,
+                                          n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
+                                          dropout=args.dropout)
+        self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(args.seed))
+        self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
+        self.unigram = NGramLM(order=1).fit(self.train_blocks, V)
+
+    def _arrays(self, masked_pairs):
+        """[(inputs, targets)] of different lengths → padded inputs, attention mask, -100 labels."""
+        from minilm.corruption import targets_to_labels
+        from minilm.data import pad_batch
+        pad = self.tokenizer.pad_id
+        inputs, attention_mask = pad_batch([i for i, _ in masked_pairs], pad)
+        targets, _ = pad_batch([t for _, t in masked_pairs], pad)
+        return {"input_ids": inputs, "attention_mask": attention_mask,
+                "labels": targets_to_labels(targets, pad_id=pad)}
+
+    def epoch_schedule(self, step: int) -> list[tuple[int, int]]:
+        """(epoch, index) of the sequences of ``step``'s batch: the data is read epoch after epoch,
+        each epoch in its own shuffled order, ``batch_size`` sequences per step."""
+        N, B = len(self.train_blocks), self.batch_size
+        out = []
+        for position in range(step * B, (step + 1) * B):
+            epoch = position // N
+            order = np.random.default_rng([self.seed, epoch, 7]).permutation(N)
+            out.append((epoch, int(order[position % N])))
+        return out
+
+    def batch(self, rng):
+        step = step_of(rng, self._draws)
+        self._draws += 1
+        return self._arrays([self.data.get(index, epoch) for epoch, index in self.epoch_schedule(step)])
+
+    def loss(self, model, batch):
+        out = model(batch["input_ids"], batch["attention_mask"], labels=batch["labels"])
+        return out["loss"], {"tokens": int(batch["attention_mask"].sum())}
+
+    def evaluate(self, model):
+        total = correct = n = 0
+        for i in range(0, len(self.val["input_ids"]), 64):
+            sl = slice(i, i + 64)
+            labels = self.val["labels"][sl]
+            logits = model(self.val["input_ids"][sl], self.val["attention_mask"][sl])["logits"]
+            total += F.cross_entropy(logits, labels, reduction="sum").item()
+            m = labels != -100
+            correct += int((logits.data.argmax(-1)[m] == labels[m]).sum())
+            n += int(m.sum())
+        return {"loss": total / max(n, 1), "mlm_accuracy": correct / max(n, 1)}
+
+    def baselines(self):
+        labels = self.val["labels"]
+        return {"most_frequent_token_accuracy": self.most_frequent.accuracy(labels),
+                "unigram_loss": self.unigram.loss(labels, labels)}
+
+
+def build(args):
+    return RobertaRecipe(args)
+
+
+def describe(s) -> str:
+    m, b = s["metrics"], s["baselines"]
+    return (f"RoBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} steps, "
+            f"{s['parameters']:,} parameters (unigram model: {b['unigram_loss']:.3f})\n"
+            f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
+            f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
+
+
+# ---- fine-tuning a pre-trained encoder on the sentiment task ---------------------------------------
+
+class EncoderClassifier(nn.Module):
+    """A pre-trained encoder (any model with ``encode(ids, attention_mask) -> (B, T, C)``: RoBERTa,
+    ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``). It has the
+    call signature of ``BertForSequenceClassification``, so ``minilm.finetune``'s loop trains it."""
+
+    pool = "cls"
+
+    def __init__(self, encoder_model, hidden_size: int, num_labels: int = 2, *, rng):
+        super().__init__()
+        self.encoder_model = encoder_model
+        self.classifier = nn.Linear(hidden_size, num_labels, rng=rng, init_std=0.02)
+
+    def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
+        from minilm.models.bert_heads import classify_logits
+        h = self.encoder_model.encode(input_ids, attention_mask)                             # (B, T, C)
+        logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
+        return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
+
+
+def finetune_sentiment(model, tokenizer, *, steps: int = 200, n_train: int = 2000, n_test: int = 1000,
+                       batch_size: int = 32, lr: float = 1e-3, seed: int = 0, progress: bool = False) -> dict:
+    """Fine-tune a *copy* of ``model``'s encoder (``model`` is left as it is) with a new layer on
+    h[CLS] on the sentiment-with-negation task; returns test ``accuracy``, ``negation_accuracy``,
+    ``plain_accuracy`` and the bag-of-words baseline's (``bow_accuracy``, ``bow_negation_accuracy``).
+
+    ``model`` is a ``RobertaForMaskedLM``, an ``Electra`` or any model built as
+    ``Cls(config, *, rng)`` with an ``encode`` method; ``tokenizer`` the one it was trained with."""
+    from minilm.baselines import BagOfWordsClassifier
+    from minilm.data import sentiment_dataset
+    from minilm.finetune import classification_accuracy, encode_texts, finetune_classifier
+    clone = type(model)(model.config, rng=np.random.default_rng(0))
+    clone.load_state_dict(model.state_dict())
+    clf = EncoderClassifier(clone, model.config.n_embd, 2, rng=np.random.default_rng([seed, 4]))
+    data_rng = np.random.default_rng([seed, 1])
+    train, test = sentiment_dataset(n_train, rng=data_rng), sentiment_dataset(n_test, rng=data_rng)
+    y_train, y_test = np.array([e.label for e in train]), np.array([e.label for e in test])
+    negated = np.array([e.negated for e in test])
+    max_len = model.config.max_position_embeddings
+    ids_train, mask_train = encode_texts(tokenizer, [e.text for e in train], max_len)
+    ids_test, mask_test = encode_texts(tokenizer, [e.text for e in test], max_len)
+    finetune_classifier(clf, ids_train, mask_train, y_train, steps=steps, batch_size=batch_size, lr=lr,
+                        seed=[seed, 5], progress=progress)
+    correct = classification_accuracy(clf, ids_test, mask_test, y_test)
+    bow = BagOfWordsClassifier().fit([e.text for e in train], y_train)
+    bow_correct = bow.predict([e.text for e in test]) == y_test
+    return {"accuracy": float(correct.mean()), "negation_accuracy": float(correct[negated].mean()),
+            "plain_accuracy": float(correct[~negated].mean()), "bow_accuracy": float(bow_correct.mean()),
+            "bow_negation_accuracy": float(bow_correct[negated].mean()), "steps": steps, "n_train": n_train,
+            "n_test": n_test}

@@ -1,0 +1,181 @@
+"""ELECTRA: sizes, the shared embeddings, the no-gradient sampling, labels, the four objectives, the
+recipe and its metrics."""
+import numpy as np
+import pytest
+
+from autograd import optim
+from autograd.errors import ConfigError
+from minilm.models.electra import (OBJECTIVES, Electra, ElectraConfig, ablation_forward, generator_parameters,
+                                   replaced_token_detection)
+from minilm.recipes import electra as recipe
+
+PAD, CLS, SEP, MASK = 0, 2, 3, 4
+
+
+def _config(**kw):
+    return ElectraConfig(**{**dict(vocab_size=12, max_position_embeddings=16, n_layer=1, n_head=2, n_embd=16,
+                                   dropout=0.0), **kw})
+
+
+def _batch(B=16, T=12, seed=0, V=12):
+    rng = np.random.default_rng(seed)
+    ids = np.full((B, T), PAD, dtype=np.int64)
+    for b in range(B):
+        n = int(rng.integers(3, T - 1))
+        ids[b, 0], ids[b, 1:n + 1], ids[b, n + 1] = CLS, rng.integers(5, V, size=n), SEP
+    return ids, ids != PAD
+
+
+@pytest.mark.parametrize("H, heads, fraction, G, G_heads", [
+    (64, 4, 0.25, 16, 1), (64, 4, 0.5, 32, 2), (64, 4, 1.0, 64, 4), (256, 4, 0.25, 64, 1),
+    (768, 12, 1 / 3, 256, 4), (16, 2, 0.25, 8, 1), (8, 2, 0.25, 8, 2)])
+def test_generator_size_rule(H, heads, fraction, G, G_heads):
+    cfg = ElectraConfig(vocab_size=10, n_embd=H, n_head=heads, generator_hidden_fraction=fraction)
+    assert cfg.generator_hidden == G and cfg.generator_heads == G_heads
+    assert cfg.bert_config("generator").n_inner == 4 * G
+    assert ElectraConfig(vocab_size=10, n_layer=4, generator_layers_fraction=0.5).generator_layers == 2
+
+
+def test_config_errors():
+    with pytest.raises(ConfigError, match="objective"):
+        _config(objective="bert")
+    with pytest.raises(ConfigError, match="mask_id"):
+        _config(mask_id=99)
+    with pytest.raises(ConfigError):
+        _config(generator_hidden_fraction=0.0)
+
+
+def test_one_shared_embedding_table():
+    model = Electra(_config(), rng=np.random.default_rng(0))
+    g, d = model.generator, model.discriminator
+    assert g.embeddings is d.embeddings is model.embeddings
+    assert g.lm_head.decoder.weight is d.embeddings.word_embeddings.weight
+    tables = [p for n, p in model.named_parameters() if "word_embeddings" in n or "decoder" in n]
+    assert len(tables) == 1, "one word-embedding Parameter in the whole model"
+
+
+def test_embeddings_project_where_the_sizes_differ():
+    model = Electra(_config(n_embd=32, embedding_size=16, generator_hidden_fraction=0.5),
+                    rng=np.random.default_rng(0))
+    assert model.discriminator.embeddings_project.weight.shape == (32, 16)
+    assert model.generator.embeddings_project is None  # G = 16 = E
+    small = Electra(_config(), rng=np.random.default_rng(0))
+    assert small.discriminator.embeddings_project is None and small.generator.embeddings_project is not None
+    ids, mask = _batch()
+    out = model(ids, mask, rng=np.random.default_rng(1))
+    assert out["disc_logits"].shape == ids.shape and out["mlm_logits"].shape == ids.shape + (12,)
+
+
+def test_labels_never_mark_a_correct_sample():
+    model = Electra(_config(), rng=np.random.default_rng(0))
+    equal = 0
+    for seed in range(4):
+        ids, mask = _batch(B=32, seed=seed)
+        out = model(ids, mask, rng=np.random.default_rng(seed))
+        m, x, y = out["masked"], out["disc_inputs"], out["disc_labels"]
+        assert not y[m & (x == ids)].any() and y[m & (x != ids)].all() and not y[~m].any()
+        equal += int((m & (x == ids)).sum())
+    assert equal > 0
+
+
+def test_disallow_correct_never_samples_the_original():
+    model = Electra(_config(disallow_correct=True), rng=np.random.default_rng(0))
+    ids, mask = _batch(B=32)
+    out = model(ids, mask, rng=np.random.default_rng(2))
+    m = out["masked"]
+    assert (out["disc_inputs"][m] != ids[m]).all() and (out["disc_labels"] == m).all()
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_no_gradient_reaches_the_generator_from_the_main_loss(objective):
+    model = Electra(_config(objective=objective), rng=np.random.default_rng(0))
+    ids, mask = _batch()
+    out = model(ids, mask, rng=np.random.default_rng(3))
+    out["disc_loss"].backward()
+    assert all(p.grad is None or not p.grad.any() for p in generator_parameters(model))
+    assert model.embeddings.word_embeddings.weight.grad.any(), "the shared table learns from the main loss"
+    model.zero_grad()
+    out = model(ids, mask, rng=np.random.default_rng(3))
+    out["mlm_loss"].backward()
+    assert all(p.grad is not None for p in generator_parameters(model))
+
+
+def test_the_electra_objective_is_the_same_through_both_paths():
+    model = Electra(_config(), rng=np.random.default_rng(0))
+    ids, mask = _batch()
+    a = replaced_token_detection(model, ids, mask, rng=np.random.default_rng(4))
+    b = ablation_forward(model, ids, mask, rng=np.random.default_rng(4))
+    assert np.isclose(a["loss"].item(), b["loss"].item(), rtol=1e-6)
+    assert np.array_equal(a["disc_labels"], b["disc_labels"])
+
+
+def test_attention_mask_defaults_to_non_pad():
+    model = Electra(_config(), rng=np.random.default_rng(0))
+    ids, mask = _batch()
+    a = model(ids, rng=np.random.default_rng(5))
+    b = model(ids, mask, rng=np.random.default_rng(5))
+    assert np.isclose(a["loss"].item(), b["loss"].item())
+
+
+def test_electra_loss_drops_on_a_small_corpus():
+    model = Electra(_config(n_embd=32, vocab_size=16), rng=np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    # a tiny "language": each sentence repeats one of three patterns
+    patterns = np.array([[5, 6, 7, 8, 9, 10], [11, 12, 13, 14, 15, 5], [6, 8, 10, 12, 14, 7]])
+    opt = optim.AdamW(model.parameters(), lr=3e-3)
+    losses = []
+    for step in range(60):
+        rows = patterns[rng.integers(0, 3, size=16)]
+        ids = np.concatenate([np.full((16, 1), CLS), rows, np.full((16, 1), SEP)], axis=1)
+        out = model(ids, rng=rng)
+        opt.zero_grad()
+        out["loss"].backward()
+        opt.step()
+        losses.append(out["loss"].item())
+    assert np.mean(losses[-10:]) < 0.7 * np.mean(losses[:5]), (losses[:5], losses[-10:])
+
+
+def test_checkpoint_rebuilds_the_model(tmp_path):
+    from minilm.checkpoint import load_model, model_meta, save_checkpoint
+    model = Electra(_config(objective="all_tokens_mlm"), rng=np.random.default_rng(0))
+    save_checkpoint(tmp_path / "c.npz", model=model, meta={"family": "electra", **model_meta(model, model.config)})
+    again, _, _ = load_model(tmp_path / "c.npz")
+    assert again.config == model.config
+    assert again.generator.embeddings is again.discriminator.embeddings
+    ids, mask = _batch()
+    x = again(ids, mask, rng=np.random.default_rng(1))["loss"].item()
+    y = model.eval()(ids, mask, rng=np.random.default_rng(1))["loss"].item()
+    assert np.isclose(x, y, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- the recipe
+
+def test_roc_auc_matches_pair_counting():
+    rng = np.random.default_rng(0)
+    s, y = rng.normal(size=200), rng.random(200) < 0.3
+    pairs = (s[y][:, None] > s[~y][None, :]).mean()
+    assert np.isclose(recipe.roc_auc(s, y), pairs)
+    assert np.isnan(recipe.roc_auc(s, np.zeros(200, bool)))
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_recipe_trains_and_reports(tmp_path, objective):
+    from minilm.train import TrainConfig, train
+    args = recipe.default_args(docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16, batch_size=8,
+                               vocab_size=200, objective=objective)
+    rec = recipe.build(args)
+    assert all(b[0] == rec.tokenizer.cls_id and b[-1] == rec.tokenizer.sep_id for b in rec.train_blocks)
+    s = train(rec, TrainConfig(steps=6, lr=3e-3, warmup=1, eval_every=6, checkpoint_every=6), tmp_path,
+              progress=False, plot=False)
+    m, b = s["metrics"], s["baselines"]
+    assert {"loss", "mlm_loss", "disc_loss", "mlm_accuracy", "replaced_rate"} <= set(m)
+    assert set(b) == {"always_original_accuracy", "most_frequent_token_accuracy"}
+    assert np.isclose(b["always_original_accuracy"], 1 - m["replaced_rate"])
+    if objective in ("electra", "electra15"):
+        assert {"disc_accuracy", "replaced_f1", "disc_auc"} <= set(m)
+    else:
+        assert "main_mlm_accuracy" in m
+    assert "generator MLM accuracy" in recipe.describe(s)
+    if objective == "electra":
+        result = recipe.finetune_sentiment(rec.model, rec.tokenizer, steps=5, n_train=64, n_test=32)
+        assert 0 <= result["accuracy"] <= 1
