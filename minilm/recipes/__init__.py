@@ -13,6 +13,7 @@ FAMILIES = {
     "roberta": "minilm.recipes.roberta",
     "electra": "minilm.recipes.electra",
     "xlnet": "minilm.recipes.xlnet",
+    "distill": "minilm.recipes.distill",
 }
 
 

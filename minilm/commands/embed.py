@@ -1,0 +1,105 @@
+"""``minilm embed``: embeddings from a trained model.
+
+* ``minilm embed --static [--checkpoint CKPT]``: static word vectors per layer and subword pooling
+  (Task 11.1, ``minilm/static.py``), scored on the synthetic word-similarity pairs; a Markdown
+  table on stdout and a PNG plot (``--out``). Without a checkpoint a small BERT is pre-trained first.
+* ``minilm embed DIR TEXT...`` (sentence embeddings from a pretrained folder) is reserved for the
+  positional form; it is not part of this module yet.
+"""
+import json
+import sys
+from pathlib import Path
+
+from autograd.errors import ConfigError, MiniLMError
+from minilm.cli import add_common
+
+ORDER = 40
+
+
+def register(sub):
+    p = sub.add_parser("embed", help="sentence embeddings from a pretrained folder (DIR TEXT...), or static "
+                                     "word vectors per layer (--static)",
+                       description="minilm embed DIR TEXT...: sentence embeddings from a Hugging Face BERT folder "
+                                   "(e.g. all-MiniLM-L6-v2) as sentence-transformers makes them: mean pooling over "
+                                   "the attention mask, then L2 normalisation. minilm embed --static: static word "
+                                   "vectors from a BERT (Bommasani et al. 2020), decontextualised and aggregated, "
+                                   "per layer 0..L and subword pooling f, scored by the AUC of same-category vs "
+                                   "different-category word pairs.")
+    add_common(p)
+    p.add_argument("model_dir", nargs="?", help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt)")
+    p.add_argument("texts", nargs="*", help="texts to embed with MODEL_DIR")
+    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default 32)")
+    s = p.add_argument_group("static word vectors (--static)")
+    s.add_argument("--static", action="store_true", help="compute and score static word vectors")
+    s.add_argument("--checkpoint", type=Path, help="a 'minilm train bert' checkpoint (default: pre-train one now)")
+    s.add_argument("--pretrain-steps", type=int, default=300, help="steps when pre-training on the fly (default 300)")
+    s.add_argument("--n-layer", type=int, default=4, help="layers when pre-training on the fly (default 4)")
+    s.add_argument("--docs", type=int, default=300, help="synthetic documents to pre-train on (default 300)")
+    s.add_argument("--sentences", type=int, default=1500,
+                   help="corpus sentences for the aggregated vectors (default 1500)")
+    s.add_argument("--pairs", type=int, default=400, help="word pairs to score (default 400)")
+    s.add_argument("--pooling", nargs="+", default=["mean", "max", "min", "last"],
+                   choices=["mean", "max", "min", "last"], help="subword poolings f (default all four)")
+    s.add_argument("--combine", default="mean", choices=["mean", "max", "min"], help="context combination g")
+    s.add_argument("--out", type=Path, default=Path("runs/static/static_vectors.png"), help="the PNG plot")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    if args.static:
+        if args.model_dir or args.texts:
+            raise ConfigError("embed --static takes no positional MODEL_DIR/TEXT; use --checkpoint CKPT")
+        return run_static(args)
+    if not args.model_dir:
+        raise MiniLMError("embed: give a pretrained model folder and texts (minilm embed DIR TEXT...), "
+                          "or --static for static word vectors")
+    from minilm.pretrained_embed import run as run_sentences
+    return run_sentences(args)
+
+
+def _bert(args):
+    import numpy as np
+    from minilm.data import synthetic_corpus
+    from minilm.finetune import pretrain_bert
+    from minilm.models.bert import BertConfig, BertForPreTraining
+    from minilm.tokenizers import WordPieceTokenizer
+    if args.checkpoint is not None:
+        from minilm.checkpoint import load_model
+        model, tok, meta = load_model(args.checkpoint)
+        bert = getattr(model, "bert", model)
+        if type(bert).__name__ != "BertModel" or tok is None:
+            raise ConfigError(f"embed: {args.checkpoint} holds a {type(model).__name__} (family "
+                              f"{meta.get('family')!r}); expected a BERT checkpoint with its tokenizer")
+        return bert, tok
+    docs = synthetic_corpus(args.docs, rng=np.random.default_rng([args.seed, 2]))
+    tok = WordPieceTokenizer.train([s for d in docs for s in d], 400)
+    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=48, n_layer=args.n_layer,
+                        n_head=4, n_embd=64, dropout=0.0)
+    model = BertForPreTraining(config, rng=np.random.default_rng([args.seed, 3]))
+    pretrain_bert(model, tok, docs, steps=args.pretrain_steps, batch_size=32, lr=2e-3, max_seq_length=48,
+                  seed=args.seed, progress=True)
+    return model.bert, tok
+
+
+def run_static(args):
+    import numpy as np
+    from minilm.data import synthetic_corpus, word_similarity_pairs
+    from minilm.static import markdown_table, plot_report, static_report
+    bert, tok = _bert(args)
+    docs = synthetic_corpus(max(1, args.sentences // 4), rng=np.random.default_rng([args.seed, 21]))
+    sentences = [s for d in docs for s in d][:args.sentences]
+    pairs = word_similarity_pairs(rng=np.random.default_rng([args.seed, 22]), n_pairs=args.pairs)
+    print(f"static vectors: {bert.config.n_layer + 1} layers x {len(args.pooling)} poolings x 2 modes, "
+          f"{len(sentences)} sentences", file=sys.stderr)
+    report = static_report(bert, tok, sentences, pairs, poolings=tuple(args.pooling), combine=args.combine)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report["plot"] = plot_report(report, args.out)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"AUC of cosine(same category) > cosine(different category), g={args.combine}; "
+              f"{report['n_words_seen']}/{report['n_words']} words seen in the corpus (the rest fall back "
+              f"to decontextualised)\n")
+        print(markdown_table(report, "auc"))
+        print(f"\nplot: {report['plot']}", file=sys.stderr)
+    return 0

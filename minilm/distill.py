@@ -1,0 +1,181 @@
+"""Knowledge distillation: a small student BERT learns from a fine-tuned teacher BERT.
+
+Hinton, Vinyals & Dean 2015 (soft targets at temperature T, scaled by T²); DistilBERT (Sanh et al.
+2019; HF ``distiller.py``: KL·T², logit MSE, hidden cosine, "one layer out of two" initialisation);
+TinyBERT (Jiao et al. 2020 §3.1: hidden-state MSE through a learned projection, attention-score MSE).
+
+The student's objective is any weighted mix of
+
+    L = w_hard · CE(s, y)                              the labels, at T = 1
+      + w_soft · T² · KL(softmax(t/T) ‖ softmax(s/T))   Task 10.1 (soft_target_loss)
+      + w_mse  · Σ (s − t)² / N                         logit matching (DistilBERT's alpha_mse)
+      + w_cos  · mean(1 − cos(h_s^L, h_t^L))            last hidden states, non-pad positions (Task 10.2)
+      + w_hid  · Σ_m MSE(H_s^m · W_h, H_t^{g(m)})        every student state m = 0..M (Task 10.2)
+      + w_att  · Σ_m MSE(A_s^m, A_t^{g(m)})              attention scores of every student layer (Task 10.2)
+
+where g(m) = round(m·N/M) maps student state m onto a teacher state (TinyBERT's k·m; the embeddings
+match the embeddings, the last layer the last layer). The teacher is *frozen*: its forward runs
+under ``no_grad`` and it is not among the optimised parameters, so only the student (and W_h) learn.
+
+Attention scores are the *pre-softmax* q·kᵀ/√d, as TinyBERT matches them; the blocks keep only the
+probabilities (``last_attention``), so :func:`attention_scores` recomputes the scores from the input
+of each layer with that layer's own q/k projections (post-LN: the input of layer m is state m − 1).
+
+Letters: B batch, T time, C channels (C_s student, C_t teacher), H heads, K classes,
+M student layers, N teacher layers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import autograd.functional as F
+from autograd import Tensor, nn, no_grad, tasks
+from autograd.errors import ConfigError
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForSequenceClassification, classify_logits, pool
+
+__all__ = ["soft_target_loss", "distillation_loss", "cosine_hidden_loss", "hidden_mse_loss",
+           "attention_mse_loss", "init_student_from_teacher", "default_layer_map", "StudentConfig",
+           "DistilStudent", "DistillWeights", "attention_scores", "teacher_state_index", "classifier_forward",
+           "distill_objective", "inference_parameters"]
+
+# Task 10.1: solutions/task10_distill/soft_targets.py
+soft_target_loss = tasks.bind("task10_distill.soft_targets", "soft_target_loss")
+distillation_loss = tasks.bind("task10_distill.soft_targets", "distillation_loss")
+# Task 10.2: solutions/task10_distill/intermediate.py
+cosine_hidden_loss = tasks.bind("task10_distill.intermediate", "cosine_hidden_loss")
+hidden_mse_loss = tasks.bind("task10_distill.intermediate", "hidden_mse_loss")
+attention_mse_loss = tasks.bind("task10_distill.intermediate", "attention_mse_loss")
+init_student_from_teacher = tasks.bind("task10_distill.intermediate", "init_student_from_teacher")
+
+
+def default_layer_map(n_teacher: int, n_student: int) -> list[int]:
+    """Teacher layers spread evenly from the first to the last: round(linspace(0, N−1, M)).
+    For 12 → 6 this is DistilBERT's [0, 2, 4, 7, 9, 11]; for 4 → 2 it is [0, 3]."""
+    if not 1 <= n_student <= n_teacher:
+        raise ConfigError(f"default_layer_map: a student of {n_student} layers from a teacher of {n_teacher}; "
+                          "expected 1 <= student layers <= teacher layers")
+    return [int(i) for i in np.round(np.linspace(0, n_teacher - 1, n_student))]
+
+
+def teacher_state_index(m: int, n_student: int, n_teacher: int) -> int:
+    """g(m) = round(m·N/M): the teacher hidden state (0 = embeddings) matched by student state m."""
+    return int(round(m * n_teacher / n_student))
+
+
+@dataclass
+class StudentConfig(BertConfig):
+    teacher_n_embd: int | None = None     # C_t: the width W_h projects to (None = no projection)
+
+
+class DistilStudent(BertForSequenceClassification):
+    """A BERT classifier plus TinyBERT's ``fit_dense`` (W_h, C_s → C_t, no bias) used only by the
+    hidden-state loss; at inference it is the plain classifier (``inference_parameters``)."""
+
+    def __init__(self, config: StudentConfig, num_labels: int = 2, *, rng, pool: str = "cls"):
+        super().__init__(config, num_labels, rng=rng, pool=pool)
+        if getattr(config, "teacher_n_embd", None):
+            self.fit_dense = nn.Linear(config.n_embd, config.teacher_n_embd, bias=False, rng=rng,
+                                       init_std=config.initializer_range)
+
+    def projection(self) -> Tensor:
+        """W_h as a (C_s, C_t) Tensor (a view of ``fit_dense.weight``, so gradients reach it)."""
+        if not hasattr(self, "fit_dense"):
+            raise ConfigError("DistilStudent: no projection W_h; build it with StudentConfig(teacher_n_embd=C_t)")
+        return self.fit_dense.weight.T
+
+
+def inference_parameters(model) -> int:
+    """Parameters used at inference (the classifier, without the training-only W_h)."""
+    return int(sum(p.size for name, p in model.named_parameters() if not name.startswith("fit_dense")))
+
+
+@dataclass
+class DistillWeights:
+    hard: float = 0.5          # CE with the labels (DistilBERT's alpha_mlm; PKD's 1 − α)
+    soft: float = 0.5          # T²·KL of the softened distributions (DistilBERT's alpha_ce)
+    temperature: float = 2.0   # T (DistilBERT's default 2.0; PKD uses 10)
+    logit_mse: float = 0.0     # summed squared logit error per example (alpha_mse)
+    cos: float = 0.0           # last-layer hidden cosine (alpha_cos; needs equal widths)
+    hidden_mse: float = 0.0    # TinyBERT hidden MSE through W_h, every student state 0..M
+    attention: float = 0.0     # TinyBERT attention-score MSE, every student layer 1..M
+
+    def __post_init__(self):
+        for name in ("hard", "soft", "logit_mse", "cos", "hidden_mse", "attention"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"DistillWeights: {name}={getattr(self, name)}, expected >= 0")
+        if not self.temperature > 0:
+            raise ConfigError(f"DistillWeights: temperature={self.temperature}, expected > 0")
+
+
+def attention_scores(block, x: Tensor, attention_mask=None) -> Tensor:
+    """Pre-softmax scores q·kᵀ/√d (B, H, T, T) of ``block``'s self-attention on its input x (B, T, C).
+    Unmasked: the loss leaves padded pairs out (``attention_mse_loss``)."""
+    attn = block.attn
+    B, T, C = x.shape
+    H, d = attn.n_head, attn.head_dim
+    q = attn.q_proj(x).reshape(B, T, H, d).transpose(0, 2, 1, 3)   # (B, H, T, d)
+    k = attn.k_proj(x).reshape(B, T, H, d).transpose(0, 2, 1, 3)   # (B, H, T, d)
+    scores = q @ k.transpose(0, 1, 3, 2)                            # (B, H, T, T)
+    return scores * (1.0 / np.sqrt(d)) if attn.scale else scores
+
+
+def classifier_forward(model: BertForSequenceClassification, ids, mask) -> tuple[Tensor, list]:
+    """(logits (B, K), hidden states [x₀ … x_L]) in one pass — what ``model(ids)`` computes, plus the states."""
+    out = model.bert(ids, None, mask, output_hidden_states=True)
+    if model.pool == "cls":
+        logits = classify_logits(out, model.classifier.weight, model.classifier.bias)
+    else:
+        logits = model.classifier(pool(out["last_hidden_state"], np.asarray(mask).astype(bool), how=model.pool))
+    return logits, out["hidden_states"]
+
+
+def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeights) -> tuple[Tensor, dict]:
+    """The weighted loss of the module docstring on one batch; returns (loss, {term: value}).
+    ids, mask (B, T); labels (B,). The teacher runs in eval mode under ``no_grad``."""
+    w = weights
+    was_training = teacher.training
+    teacher.eval()
+    with no_grad():                                          # the teacher is a fixed target
+        t_logits, t_states = classifier_forward(teacher, ids, mask)
+        t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
+                    if w.attention > 0 else None)
+    teacher.train(was_training)
+    t_logits = Tensor(t_logits.data)
+    s_logits, s_states = classifier_forward(student, ids, mask)
+    M, N = len(s_states) - 1, len(t_states) - 1
+    terms = {}
+    if w.hard > 0:
+        terms["hard"] = (w.hard, F.cross_entropy(s_logits, labels))
+    if w.soft > 0:
+        terms["soft"] = (w.soft, soft_target_loss(s_logits, t_logits, w.temperature))
+    if w.logit_mse > 0:
+        terms["logit_mse"] = (w.logit_mse, F.mse_loss(s_logits, t_logits, reduction="sum") * (1.0 / len(labels)))
+    if w.cos > 0:
+        terms["cos"] = (w.cos, cosine_hidden_loss(s_states[-1], Tensor(t_states[-1].data), mask))
+    if w.hidden_mse > 0:
+        W_h = student.projection()
+        loss = None
+        for m in range(M + 1):
+            term = hidden_mse_loss(s_states[m], Tensor(t_states[teacher_state_index(m, M, N)].data), W_h)
+            loss = term if loss is None else loss + term
+        terms["hidden_mse"] = (w.hidden_mse, loss)
+    if w.attention > 0:
+        loss = None
+        for m in range(1, M + 1):
+            a_s = attention_scores(student.bert.encoder.layer[m - 1], s_states[m - 1], mask)
+            a_t = t_scores[teacher_state_index(m, M, N) - 1]
+            if a_s.shape != a_t.shape:
+                raise ConfigError(f"distill: attention MSE needs equal head counts; student scores {a_s.shape}, "
+                                  f"teacher {a_t.shape}")
+            term = attention_mse_loss(a_s, Tensor(a_t.data), mask)
+            loss = term if loss is None else loss + term
+        terms["attention"] = (w.attention, loss)
+    if not terms:
+        raise ConfigError("distill: every loss weight is 0; give at least one term a positive weight")
+    total = None
+    for weight, value in terms.values():
+        total = value * weight if total is None else total + value * weight
+    return total, {name: float(value.item()) for name, (_, value) in terms.items()}

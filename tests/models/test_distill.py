@@ -1,0 +1,162 @@
+"""Distillation (minilm/distill.py, minilm/recipes/distill.py): the T² argument, a frozen teacher,
+every loss term, and the recipe end to end on a tiny budget."""
+import argparse
+
+import numpy as np
+import pytest
+
+import autograd.functional as F
+from autograd import Tensor, optim
+from autograd.errors import ConfigError
+from minilm import distill
+from minilm.distill import (DistillWeights, DistilStudent, StudentConfig, attention_scores, default_layer_map,
+                            distill_objective, inference_parameters, teacher_state_index)
+from minilm.models.bert import BertConfig, BertForSequenceClassification
+
+
+def test_soft_gradient_scales_as_one_over_T_squared_without_the_factor():
+    """Hinton §2.1, the twin of the graded test: the raw KL's gradient shrinks as 1/T², the T²-scaled
+    soft_target_loss keeps it level."""
+    rng = np.random.default_rng(0)
+    s, t = rng.normal(size=(8, 6)), rng.normal(size=(8, 6))
+    s -= s.mean(-1, keepdims=True)
+    t -= t.mean(-1, keepdims=True)
+    raw, scaled = [], []
+    temps = np.array([4.0, 8.0, 16.0, 32.0])
+    for T in temps:
+        x = Tensor(s.copy(), requires_grad=True)
+        F.kl_div(F.log_softmax(x / T), F.softmax(Tensor(t) / T), reduction="batchmean").backward()
+        raw.append(np.linalg.norm(x.grad))
+        x = Tensor(s.copy(), requires_grad=True)
+        distill.soft_target_loss(x, Tensor(t), T).backward()
+        scaled.append(np.linalg.norm(x.grad))
+    raw, scaled = np.array(raw), np.array(scaled)
+    np.testing.assert_allclose(raw * temps ** 2 / (raw[-1] * temps[-1] ** 2), 1.0, rtol=0.1)  # ∝ 1/T²
+    np.testing.assert_allclose(scaled / scaled[-1], 1.0, rtol=0.1)                             # level
+    np.testing.assert_allclose(scaled, raw * temps ** 2, rtol=1e-6)
+
+
+def test_default_layer_map_is_distilberts():
+    assert default_layer_map(12, 6) == [0, 2, 4, 7, 9, 11]
+    assert default_layer_map(4, 2) == [0, 3]
+    assert default_layer_map(3, 3) == [0, 1, 2]
+    with pytest.raises(ConfigError):
+        default_layer_map(2, 3)
+    assert [teacher_state_index(m, 2, 4) for m in range(3)] == [0, 2, 4]      # TinyBERT's k·m
+
+
+def _pair(student_width=16, teacher_layers=3, student_layers=2, seed=0):
+    t_cfg = BertConfig(vocab_size=40, max_position_embeddings=10, n_layer=teacher_layers, n_head=2, n_embd=16,
+                       dropout=0.0)
+    s_cfg = StudentConfig(vocab_size=40, max_position_embeddings=10, n_layer=student_layers, n_head=2,
+                          n_embd=student_width, dropout=0.0, teacher_n_embd=16)
+    teacher = BertForSequenceClassification(t_cfg, 2, rng=np.random.default_rng(seed))
+    student = DistilStudent(s_cfg, 2, rng=np.random.default_rng(seed + 1))
+    rng = np.random.default_rng(seed + 2)
+    ids = rng.integers(3, 40, size=(4, 7))
+    mask = np.ones((4, 7), dtype=bool)
+    mask[1, 5:] = mask[3, 3:] = False
+    ids[~mask] = 0
+    return student, teacher, ids, mask, rng.integers(0, 2, size=4)
+
+
+def test_attention_scores_give_the_blocks_probabilities():
+    student, teacher, ids, mask, _ = _pair()
+    out = teacher.bert(ids, None, mask, output_hidden_states=True)
+    for l, block in enumerate(teacher.bert.encoder.layer):
+        scores = attention_scores(block, out["hidden_states"][l]).data                 # (B, H, T, T)
+        scores = np.where(mask[:, None, None, :], scores, -np.inf)
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        np.testing.assert_allclose(probs, block.attn.last_attention, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("weights", [
+    DistillWeights(),
+    DistillWeights(hard=0, soft=0, logit_mse=1.0),
+    DistillWeights(hard=0, soft=0, cos=1.0),
+    DistillWeights(hard=0, soft=0, hidden_mse=1.0),
+    DistillWeights(hard=0, soft=0, attention=1.0),
+    DistillWeights(hard=0.2, soft=0.2, logit_mse=0.1, cos=0.1, hidden_mse=0.1, attention=0.1),
+])
+def test_training_moves_the_student_and_never_the_teacher(weights):
+    student, teacher, ids, mask, labels = _pair()
+    before = teacher.state_dict()
+    opt = optim.AdamW(student.parameters(), lr=2e-3)
+    first = None
+    for _ in range(5):
+        loss, terms = distill_objective(student, teacher, ids, mask, labels, weights)
+        first = loss.item() if first is None else first
+        assert np.isfinite(loss.item()) and terms
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < first
+    for k, v in teacher.state_dict().items():
+        np.testing.assert_array_equal(v, before[k], err_msg=f"teacher parameter {k} changed")
+    assert all(p.grad is None for p in teacher.parameters()), "a gradient reached the teacher"
+
+
+def test_hidden_mse_trains_the_projection_of_a_narrow_student():
+    student, teacher, ids, mask, labels = _pair(student_width=8)
+    W0 = student.fit_dense.weight.data.copy()
+    loss, _ = distill_objective(student, teacher, ids, mask, labels, DistillWeights(hard=0, soft=0, hidden_mse=1))
+    loss.backward()
+    assert student.fit_dense.weight.grad is not None and np.any(student.fit_dense.weight.grad)
+    assert student.projection().shape == (8, 16)
+    assert inference_parameters(student) == sum(p.size for p in student.parameters()) - W0.size
+    with pytest.raises(ConfigError):
+        distill_objective(student, teacher, ids, mask, labels, DistillWeights(hard=0, soft=0))
+
+
+def test_init_from_teacher_matches_its_layers():
+    student, teacher, *_ = _pair(teacher_layers=4)
+    distill.init_student_from_teacher(student.bert, teacher.bert, default_layer_map(4, 2))
+    for i, j in enumerate([0, 3]):
+        for k, v in student.bert.encoder.layer[i].state_dict().items():
+            np.testing.assert_array_equal(v, teacher.bert.encoder.layer[j].state_dict()[k])
+
+
+def _args(**kw):
+    from minilm.recipes import distill as recipe
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None)
+    recipe.add_arguments(p)
+    args = p.parse_args([])
+    for k, v in {"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2, "teacher_steps": 20, "docs": 12,
+                 "vocab_size": 150, "n_train": 80, "n_test": 40, "batch_size": 8, "student_layers": 1, **kw}.items():
+        setattr(args, k, v)
+    return args
+
+
+def test_recipe_end_to_end_and_teacher_reuse(tmp_path):
+    from minilm.recipes import distill as recipe
+    from minilm.train import TrainConfig, train
+    args = _args(out=tmp_path, alpha_cos=0.5, alpha_att=0.5)
+    r = recipe.build(args)
+    assert r.layer_map == [0] and (tmp_path / "teacher.npz").exists()
+    teacher_before = r.teacher.state_dict()
+    summary = train(r, TrainConfig(steps=4, eval_every=2, checkpoint_every=4, warmup=1), tmp_path,
+                    progress=False, plot=False)
+    for k in ("initial_loss", "final_loss"):
+        assert np.isfinite(summary[k])
+    m, b = summary["metrics"], summary["baselines"]
+    assert 0 <= m["accuracy"] <= 1 and m["retained"] == pytest.approx(m["accuracy"] / m["teacher_accuracy"])
+    assert b["student_parameters"] < b["teacher_parameters"] and b["speedup"] > 0
+    for k, v in r.teacher.state_dict().items():
+        np.testing.assert_array_equal(v, teacher_before[k])
+    assert "retained" in recipe.describe(summary)
+    # the saved teacher loads back, and the saved student is a checkpoint like any other
+    again = recipe.build(_args(teacher=tmp_path / "teacher.npz", student_n_embd=8, alpha_hidden=1.0))
+    assert again.teacher_accuracy == pytest.approx(r.teacher_accuracy)
+    assert again.layer_map is None                               # a narrower student starts at random
+    from minilm.checkpoint import load_model
+    model, tok, meta = load_model(tmp_path / "checkpoint.npz")
+    assert isinstance(model, DistilStudent) and meta["family"] == "distill"
+
+
+def test_recipe_rejects_cosine_with_a_narrower_student(tmp_path):
+    from minilm.recipes import distill as recipe
+    with pytest.raises(ConfigError, match="equal widths"):
+        recipe.build(_args(out=tmp_path, student_n_embd=8, alpha_cos=1.0, teacher_steps=1))
