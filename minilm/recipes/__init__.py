@@ -14,6 +14,7 @@ FAMILIES = {
     "electra": "minilm.recipes.electra",
     "xlnet": "minilm.recipes.xlnet",
     "distill": "minilm.recipes.distill",
+    "transformer-xl": "minilm.recipes.transformer_xl",
 }
 
 
