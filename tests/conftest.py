@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-import pytest
+# one BLAS thread, as minilm/__init__.py sets for the CLI: must happen before numpy is imported
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from autograd import tasks
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from autograd import tasks  # noqa: E402
 
 
 def pytest_addoption(parser):
