@@ -13,6 +13,9 @@ FAMILIES = {
     "roberta": "minilm.recipes.roberta",
     "electra": "minilm.recipes.electra",
     "xlnet": "minilm.recipes.xlnet",
+    "t5": "minilm.recipes.t5",
+    "bart": "minilm.recipes.bart",
+    "prefixlm": "minilm.recipes.prefixlm",
     "distill": "minilm.recipes.distill",
     "transformer-xl": "minilm.recipes.transformer_xl",
 }

@@ -1,0 +1,174 @@
+"""BART: a denoising encoder–decoder (Lewis et al. 2020, "BART: Denoising Sequence-to-Sequence
+Pre-training for Natural Language Generation, Translation, and Comprehension", §2; SPEC §6).
+
+    encoder   h = LN_emb(wte[noised] + wpe_enc[0..S-1]);  hₗ = Block_post(hₗ₋₁, M_enc)
+    decoder   g = LN_emb(wte[dec] + wpe_dec[0..T-1]);     gₗ = Block_post(gₗ₋₁, M_dec, cross: h_L, M_cross)
+    logits    = g_L · wteᵀ                                           tied input/output embedding
+    loss      = CE(logits, clean target)                             plain CE, as in BART pre-training
+
+BART is "a standard Transformer": a bidirectional encoder like BERT's over the *corrupted*
+document and a left-to-right decoder like GPT's that writes the *clean* document (§2.1). Its
+layout follows BERT/GPT rather than T5, and minilm keeps these choices (HF ``BartConfig`` for
+bart-base/large):
+
+* **learned absolute positions**, one table for the encoder and one for the decoder (fairseq's
+  table has a 2-row offset, a quirk of its padding; left out);
+* **post-LN** blocks (LayerNorm after each residual sum, as in BERT and the original
+  Transformer) and a LayerNorm on the embeddings (``layernorm_embedding``), no final LayerNorm;
+* **GELU** feed-forward of width 4·C, biases everywhere, init N(0, 0.02²), scaled 1/√d attention;
+* the output layer **is** the shared embedding (no bias; HF's ``final_logits_bias`` is all zeros);
+* the decoder input is the target with ``</s>`` moved to the front (``shift_right`` with
+  ``start = </s>``): target ``<s> x₁ … </s>`` → decoder input ``</s> <s> x₁ …``.
+
+The masks are Task 9.2's ``encoder_decoder_masks``; the noise is Task 9.3's (``bart_noise``).
+
+Letters: B batch, S source length, T target length, C channels (n_embd), V vocabulary.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from autograd import nn, tasks
+from autograd.errors import ConfigError, ShapeError
+from minilm.blocks import Block, LearnedPositionEmbedding, check_token_ids
+
+from .seq2seq import default_attention_mask, generate, seq2seq_loss, shift_right
+
+# Task 9.2: solutions/task09_seq2seq/architectures.py
+encoder_decoder_masks = tasks.bind("task09_seq2seq.architectures", "encoder_decoder_masks")
+
+
+@dataclass
+class BartConfig:
+    """The shape of a BART. Defaults: a laptop-sized model (bart-base: C=768, 6+6 layers, 12 heads)."""
+
+    vocab_size: int = 256         # V
+    n_embd: int = 64              # C, d_model
+    n_head: int = 4
+    n_layer: int = 2              # encoder blocks
+    n_decoder_layer: int | None = None  # decoder blocks; None = n_layer
+    n_inner: int | None = None    # feed-forward width; None = 4·C (bart-base: 3072)
+    max_positions: int = 128      # learned positions of each stack (bart: 1024)
+    dropout: float = 0.0          # bart: 0.1
+    eps: float = 1e-5             # LayerNorm ε
+    init_std: float = 0.02        # N(0, σ²) init of weights and embeddings (HF init_std)
+    pad_id: int = 0               # <pad>
+    bos_id: int = 2               # <s>   (minilm's WordPiece vocabulary: [CLS])
+    eos_id: int = 3               # </s>  (minilm's WordPiece vocabulary: [SEP]); the decoder's start
+    mask_id: int = 4              # <mask> (minilm's WordPiece vocabulary: [MASK])
+    seed: int = 0                 # the init seed when Bart(config) gets no rng
+
+    def __post_init__(self):
+        for name in ("vocab_size", "n_embd", "n_head", "n_layer", "max_positions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ConfigError(f"BartConfig: {name}={value!r} must be a positive integer")
+        if self.n_embd % self.n_head:
+            raise ConfigError(f"BartConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"BartConfig: dropout={self.dropout} must be in [0, 1)")
+        for name in ("pad_id", "bos_id", "eos_id", "mask_id"):
+            if not 0 <= getattr(self, name) < self.vocab_size:
+                raise ConfigError(f"BartConfig: {name}={getattr(self, name)} is outside [0, {self.vocab_size})")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class BartStack(nn.Module):
+    """Embeddings (token + learned position, then LayerNorm) and post-LN blocks."""
+
+    def __init__(self, config: BartConfig, *, rng, decoder: bool):
+        super().__init__()
+        C = config.n_embd
+        n_layer = config.n_layer if not decoder or config.n_decoder_layer is None else config.n_decoder_layer
+        self.embed_positions = LearnedPositionEmbedding(config.max_positions, C, rng=rng, init_std=config.init_std)
+        self.layernorm_embedding = nn.LayerNorm(C, eps=config.eps)
+        self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
+        self.blocks = nn.ModuleList([
+            Block(C, config.n_head, config.n_inner, rng=rng, norm="post", activation="gelu",
+                  dropout=config.dropout, eps=config.eps, cross_attention=decoder, init_std=config.init_std)
+            for _ in range(n_layer)])
+
+    def forward(self, tok, mask, enc=None, enc_mask=None):
+        """tok (B, T, C) token embeddings (the shared table, looked up by Bart) → (B, T, C)."""
+        T = tok.shape[1]
+        if T > self.embed_positions.max_positions:
+            raise ShapeError(f"Bart: sequence length {T} exceeds max_positions {self.embed_positions.max_positions}")
+        x = tok + self.embed_positions(T)                                   # (B, T, C)
+        x = self.drop(self.layernorm_embedding(x))
+        for block in self.blocks:
+            x = block(x, mask=mask, enc=enc, enc_mask=enc_mask)
+        return x
+
+
+class Bart(nn.Module):
+    """``model(input_ids, decoder_input_ids=None, attention_mask=None, labels=None)``
+    → ``{"logits": (B, T, V), "loss": scalar Tensor or None}``.
+
+    ``input_ids`` (B, S): the noised document; ``labels`` (B, T): the clean one (``<s> … </s>``,
+    pad or -100 after it); ``decoder_input_ids`` default ``shift_right(labels, </s>, pad)``.
+    ``attention_mask`` (B, S) default ``input_ids != pad_id``.
+    """
+
+    def __init__(self, config: BartConfig, *, rng: np.random.Generator | None = None):
+        super().__init__()
+        if not isinstance(config, BartConfig):
+            raise ConfigError(f"Bart: config must be a BartConfig, got {type(config).__name__}")
+        self.config = config
+        rng = np.random.default_rng(config.seed) if rng is None else rng
+        self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=config.init_std)
+        self.encoder = BartStack(config, rng=rng, decoder=False)
+        self.decoder = BartStack(config, rng=rng, decoder=True)
+
+    def _masks(self, src_mask, T):
+        B, S = src_mask.shape
+        return encoder_decoder_masks(S, T, ~src_mask, np.zeros((B, T), dtype=bool))
+
+    def encode(self, input_ids, attention_mask=None):
+        """(B, S) noised ids → (B, S, C) encoder states."""
+        cfg = self.config
+        ids = check_token_ids("Bart.encode", input_ids, cfg.vocab_size)
+        src_mask = default_attention_mask(ids, attention_mask, cfg.pad_id)
+        enc_mask, _, _ = self._masks(src_mask, 0)
+        return self.encoder(self.shared(ids), enc_mask)               # (B, S, C)
+
+    def decode(self, decoder_input_ids, enc, attention_mask):
+        """(B, T) decoder ids, encoder states (B, S, C), source mask (B, S) → logits (B, T, V)."""
+        cfg = self.config
+        ids = check_token_ids("Bart.decode", decoder_input_ids, cfg.vocab_size)
+        src_mask = np.asarray(attention_mask).astype(bool)
+        if src_mask.shape != enc.shape[:2] or ids.shape[0] != enc.shape[0]:
+            raise ShapeError(f"Bart.decode: decoder ids {ids.shape}, encoder states {enc.shape}, source "
+                             f"mask {src_mask.shape}: batch and source lengths must agree")
+        _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
+        g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
+        return g @ self.shared.weight.T                                       # (B, T, V), tied
+
+    def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:
+        cfg = self.config
+        if decoder_input_ids is None:
+            if labels is None:
+                raise ShapeError("Bart: pass decoder_input_ids or labels (the decoder input is built from them)")
+            decoder_input_ids = shift_right(labels, cfg.eos_id, cfg.pad_id)
+        src_mask = default_attention_mask(input_ids, attention_mask, cfg.pad_id)
+        enc = self.encode(input_ids, src_mask)
+        logits = self.decode(decoder_input_ids, enc, src_mask)
+        loss = None if labels is None else seq2seq_loss(logits, labels, cfg.pad_id)
+        return {"logits": logits, "loss": loss}
+
+    def generate(self, input_ids, max_new_tokens: int = 40, *, num_beams: int = 1, attention_mask=None,
+                 length_penalty: float = 1.0) -> np.ndarray:
+        """Greedy or beam-search reconstruction of ``input_ids`` (B, S); returns (B, n) generated ids
+        after the ``</s>`` start token (normally ``<s> … </s>``), then pad."""
+        cfg = self.config
+        return generate(self, input_ids, max_new_tokens, start_id=cfg.eos_id, eos_id=cfg.eos_id,
+                        pad_id=cfg.pad_id, attention_mask=attention_mask, num_beams=num_beams,
+                        length_penalty=length_penalty)
+
+    def extra_repr(self):
+        c = self.config
+        return f"n_layer={c.n_layer}, n_head={c.n_head}, n_embd={c.n_embd}, vocab_size={c.vocab_size}"

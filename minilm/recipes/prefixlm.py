@@ -1,0 +1,93 @@
+"""Prefix LM or causal LM: one decoder-only stack on "input ; target" (Raffel et al. 2020 Fig. 4).
+
+Each toy pair ("reverse: d a c", "c a d") becomes one sequence  reverse : d a c [SEP] c a d [SEP].
+--arch prefixlm lets every position see the whole input (a fully visible prefix, like an encoder)
+and keeps the target causal; --arch causal reads everything left to right (a plain LM). Same
+parameters, same data, same loss (on the target tokens only); only the attention mask differs.
+The summary reports the held-out loss per target token and exact-match accuracy of greedy
+decoding, against copying the input and a unigram model of the answers. Run both --arch values
+with the same --seed to compare the architectures, and `minilm train t5 --task reverse` for the
+encoder–decoder (T5 Table 2 compares the three at scale). With the defaults (seed 0, 600 steps,
+inputs of 3–10 letters) our runs gave exact match ≈ 0.56 (prefix LM) and ≈ 0.55 (causal LM) with
+4 blocks, against ≈ 0.97 for T5 with 2 + 2 blocks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minilm.recipes.t5 import TASK_CHOICES, TaskData, exact_match, task_tokenizer, token_stats
+
+TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
+
+
+def add_arguments(p):
+    p.add_argument("--arch", choices=("prefixlm", "causal"), default="prefixlm",
+                   help="prefixlm: the input is fully visible; causal: a plain left-to-right LM (default prefixlm)")
+    p.add_argument("--task", choices=TASK_CHOICES, default="reverse", help="the toy task (default reverse)")
+    p.add_argument("--min-len", type=int, default=3, help="shortest input in letters (default 3)")
+    p.add_argument("--max-len", type=int, default=10, help="longest input in letters (default 10)")
+    p.add_argument("--n-layer", type=int, default=4, help="Transformer blocks (default 4: as deep as T5's 2 + 2)")
+    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
+    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
+    p.add_argument("--batch-size", type=int, default=32, help="pairs per step (default 32)")
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+
+
+class PrefixLMRecipe:
+    family = "prefixlm"
+
+    def __init__(self, args):
+        from minilm.models.prefixlm import PrefixLM, PrefixLMConfig
+        self.args, self.batch_size = args, args.batch_size
+        tok = self.tokenizer = task_tokenizer()
+        self.eos_id = tok.sep_id
+        self.data = TaskData(args.task, tok, eos_id=self.eos_id, seed=args.seed, min_len=args.min_len,
+                             max_len=args.max_len)
+        longest = max(len(s) + len(t) for s, t in self.data.val) + 8
+        self.model_config = PrefixLMConfig(vocab_size=tok.vocab_size, block_size=longest, n_layer=args.n_layer,
+                                           n_head=args.n_head, n_embd=args.n_embd, dropout=args.dropout,
+                                           arch=args.arch, pad_id=tok.pad_id)
+        self.model = PrefixLM(self.model_config, rng=np.random.default_rng(args.seed))
+
+    def _arrays(self, pairs):
+        """ids (B, T) = [source ; target ; pad], prefix lengths, attention mask, target-only labels."""
+        from minilm.data import pad_batch
+        from minilm.models.prefixlm import lm_labels
+        ids, mask = pad_batch([s + t for s, t in pairs], self.tokenizer.pad_id)
+        prefix = np.array([len(s) for s, _ in pairs])
+        labels = lm_labels(ids, prefix, mask.sum(axis=1))
+        return ids, prefix, mask, labels
+
+    def batch(self, rng):
+        return self._arrays(self.data.sample(self.batch_size, rng))
+
+    def loss(self, model, batch):
+        ids, prefix, mask, labels = batch
+        out = model(ids, prefix, attention_mask=mask, labels=labels)
+        return out["loss"], {"tokens": int(mask.sum())}
+
+    def evaluate(self, model):
+        total, correct, n = 0.0, 0, 0
+        for i in range(0, len(self.data.val), 64):
+            ids, prefix, mask, labels = self._arrays(self.data.val[i:i + 64])
+            logits = model(ids, prefix, attention_mask=mask)["logits"]
+            ce, ok, count = token_stats(logits, labels)
+            total, correct, n = total + ce, correct + ok, n + count
+        predicted = model.generate([s for s, _ in self.data.val], self.data.max_target_len(), eos_id=self.eos_id)
+        em = exact_match(predicted, [t for _, t in self.data.val])
+        return {"loss": total / n, "token_accuracy": correct / n, "exact_match": em}
+
+    def baselines(self):
+        return self.data.baselines(self.tokenizer.vocab_size)
+
+
+def build(args):
+    return PrefixLMRecipe(args)
+
+
+def describe(s) -> str:
+    b, m = s["baselines"], s["metrics"]
+    return (f"decoder-only LM (--arch as chosen): held-out loss {s['initial_loss']:.3f} -> "
+            f"{s['final_loss']:.3f} nats/target token after {s['steps']} steps, {s['parameters']:,} parameters\n"
+            f"exact match (greedy decoding) {m['exact_match']:.1%}, token accuracy {m['token_accuracy']:.1%}; "
+            f"baselines: copying the input {b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")

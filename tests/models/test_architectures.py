@@ -1,0 +1,121 @@
+"""The three architectures of T5 (Raffel et al. Fig. 4) over one code path: the prefix LM and the
+causal LM (minilm/models/prefixlm.py) and the encoder–decoder's masks (minilm/models/t5.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograd.errors import ConfigError, ShapeError
+from minilm import blocks
+from minilm.corruption import t5 as t5_corruption
+from minilm.models import prefixlm as P
+from minilm.models import t5 as T
+
+
+def model(arch, **kw):
+    cfg = dict(vocab_size=30, block_size=12, n_layer=2, n_head=2, n_embd=16, arch=arch)
+    cfg.update(kw)
+    return P.PrefixLM(P.PrefixLMConfig(**cfg), rng=np.random.default_rng(0))
+
+
+IDS = np.array([[5, 6, 7, 8, 9, 10, 11, 12, 0, 0]])  # prefix 5 6 7 8 (P=4), target 9 10 11 12, padding
+
+
+def test_masks_agree_with_the_library_versions():
+    for T_ in (1, 4, 7):
+        for p in range(T_ + 1):
+            m = P.prefix_lm_mask(T_, p)
+            np.testing.assert_array_equal(m, blocks.prefix_lm_mask(T_, p))
+            np.testing.assert_array_equal(m, t5_corruption.prefix_lm_mask(T_, p))
+        np.testing.assert_array_equal(P.causal_lm_mask(T_), blocks.causal_mask(T_))
+
+
+def test_prefix_lm_mask_sees_the_prefix_both_ways_and_no_future():
+    m = P.prefix_lm_mask(6, 3)
+    assert m[:3, :3].all()                                     # the prefix, both directions
+    assert not m[:3, 3:].any()                                 # the prefix never sees the target
+    assert not m[3:, 3:][np.triu_indices(3, 1)].any()          # the target is causal
+    with pytest.raises(ConfigError):
+        P.prefix_lm_mask(4, 5)
+
+
+@pytest.mark.parametrize("arch", ["prefixlm", "causal"])
+def test_no_position_sees_a_later_target_token(arch):
+    lm = model(arch)
+    base = lm(IDS, np.array([4]))["logits"].data
+    for t in range(4, 8):                                       # change target token t
+        changed = IDS.copy()
+        changed[0, t] = 20
+        out = lm(changed, np.array([4]))["logits"].data
+        np.testing.assert_array_equal(out[0, :t], base[0, :t])
+
+
+def test_prefix_lm_reads_the_prefix_both_ways_causal_does_not():
+    changed = IDS.copy()
+    changed[0, 3] = 20                                          # the last prefix token
+    for arch, sees in (("prefixlm", True), ("causal", False)):
+        lm = model(arch)
+        a = lm(IDS, np.array([4]))["logits"].data
+        b = lm(changed, np.array([4]))["logits"].data
+        assert (np.abs(a[0, :3] - b[0, :3]).max() > 1e-6) == sees, arch
+
+
+def test_same_parameters_for_both_architectures():
+    a, b = model("prefixlm"), model("causal")
+    sa, sb = a.state_dict(), b.state_dict()
+    assert sa.keys() == sb.keys() and all(np.array_equal(sa[k], sb[k]) for k in sa)
+    # with the prefix of length 0 or 1 the prefix LM *is* the causal LM
+    np.testing.assert_array_equal(a(IDS, np.array([1]))["logits"].data, b(IDS, np.array([1]))["logits"].data)
+
+
+def test_loss_only_on_target_tokens():
+    lm = model("prefixlm")
+    lengths = np.array([8])
+    labels = P.lm_labels(IDS, np.array([4]), lengths)
+    np.testing.assert_array_equal(labels[0], [-100, -100, -100, 9, 10, 11, 12, -100, -100, -100])
+    out = lm(IDS, np.array([4]), labels=labels)
+    logits = out["logits"].data[0]
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    expected = -np.mean([logp[t, IDS[0, t + 1]] for t in range(3, 7)])
+    assert abs(out["loss"].item() - expected) < 1e-5
+
+
+def test_padding_keys_are_masked():
+    lm = model("prefixlm")
+    a = lm(IDS[:, :8], np.array([4]))["logits"].data
+    b = lm(IDS, np.array([4]))["logits"].data                   # two pads more
+    np.testing.assert_allclose(a[0], b[0, :8], rtol=1e-5, atol=1e-5)
+
+
+def test_generate_and_checks():
+    lm = model("prefixlm")
+    out = lm.generate([[5, 6, 7], [8, 9], [5, 6, 9]], 4, eos_id=3)
+    assert len(out) == 3 and all(1 <= len(o) <= 4 for o in out)
+    with pytest.raises(ShapeError):
+        lm(np.zeros((1, 13), dtype=np.int64), np.array([2]))    # longer than block_size
+    with pytest.raises(ConfigError):
+        P.PrefixLMConfig(arch="encdec")
+
+
+def test_encoder_decoder_masks_in_t5():
+    enc, dec, cross = T.encoder_decoder_masks(4, 3, np.array([[False, False, True, True]]),
+                                              np.zeros((1, 3), bool))
+    np.testing.assert_array_equal(enc[0, 0], np.broadcast_to([True, True, False, False], (4, 4)))
+    np.testing.assert_array_equal(dec[0, 0], np.tril(np.ones((3, 3), bool)))
+    np.testing.assert_array_equal(cross[0, 0], np.broadcast_to([True, True, False, False], (3, 4)))
+
+
+@pytest.mark.parametrize("arch", ["prefixlm", "causal"])
+def test_recipe_smoke(tmp_path, arch):
+    import argparse
+    from minilm.recipes import prefixlm as recipe
+    from minilm.train import TrainConfig, train
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=0)
+    recipe.add_arguments(p)
+    args = p.parse_args(["--arch", arch, "--n-embd", "16", "--n-layer", "1", "--batch-size", "4"])
+    r = recipe.build(args)
+    assert r.model.config.arch == arch
+    s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
+    assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.describe(s)
