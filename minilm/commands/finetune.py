@@ -27,9 +27,13 @@ def register(sub):
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     from minilm.finetune import FinetuneConfig
     d = FinetuneConfig()
-    p.add_argument("--family", choices=("bert",), default=d.family, help="the encoder (default bert)")
-    p.add_argument("--pool", choices=("cls", "mean", "max"), default=d.pool,
-                   help="sentence vector for the classifier (default cls = h[CLS], not the pooler)")
+    p.add_argument("--family", choices=("bert", "gpt"), default=d.family,
+                   help="the encoder: bert (default), or gpt (GPT-1 fine-tuning with the auxiliary LM loss, Task 12.1)")
+    p.add_argument("--pool", choices=("cls", "mean", "max", "last"), default=d.pool,
+                   help="sentence vector: cls (BERT's h[CLS], not the pooler; for gpt it means last), last, mean or max")
+    p.add_argument("--aux-lm", type=float, default=0.5, metavar="LAMBDA",
+                   help="gpt only: λ in L3 = L2 + λ·L1; the run compares λ = 0 with this λ (default 0.5)")
+    p.add_argument("--seeds", type=int, default=3, help="gpt only: seeds seed..seed+N-1 (default 3)")
     p.add_argument("--steps", type=int, default=d.steps, help=f"fine-tuning steps (default {d.steps})")
     p.add_argument("--pretrain-steps", type=int, default=d.pretrain_steps,
                    help=f"pre-training steps, 0 = start from a random encoder (default {d.pretrain_steps})")
@@ -65,6 +69,15 @@ def format_report(r: dict) -> str:
 
 
 def run(args):
+    if args.family == "gpt":
+        from minilm.gpt_finetune import format_gpt_report, run_gpt_finetune
+        result = run_gpt_finetune(args.aux_lm, "last" if args.pool == "cls" else args.pool,
+                                  seeds=range(args.seed, args.seed + args.seeds), steps=args.steps,
+                                  pretrain_steps=args.pretrain_steps, batch_size=args.batch_size, lr=args.lr,
+                                  n_train=args.n_train, n_test=args.n_test, n_embd=args.n_embd,
+                                  n_layer=args.n_layer, n_head=args.n_head, progress=not args.quiet)
+        print(json.dumps(result) if args.json else format_gpt_report(result))
+        return 0
     from minilm.finetune import FinetuneConfig, run_finetune
     cfg = FinetuneConfig(family=args.family, pool=args.pool, steps=args.steps, pretrain_steps=args.pretrain_steps,
                          batch_size=args.batch_size, lr=args.lr, n_train=args.n_train, n_test=args.n_test,

@@ -18,6 +18,7 @@ FAMILIES = {
     "prefixlm": "minilm.recipes.prefixlm",
     "distill": "minilm.recipes.distill",
     "transformer-xl": "minilm.recipes.transformer_xl",
+    "deberta": "minilm.recipes.deberta",
 }
 
 

@@ -70,9 +70,9 @@ def _inputs(rng, B=2, H=3, T=4, M=5, d=6, grad=False):
 def _loop(q, k, r, u, v):
     """A[i, j] = (q_i + u)·k_j + (q_i + v)·r[M + i − j] on the causal pairs; NaN elsewhere."""
     q, k, r, u, v = (t.data for t in (q, k, r, u, v))
-    B, H, T, d = q.shape
+    B, H, T, _ = q.shape
     K = k.shape[2]
-    M = K - T
+    M = K - T  # memory length
     out = np.full((B, H, T, K), np.nan)
     for i in range(T):
         for j in range(M + i + 1):
