@@ -24,6 +24,14 @@ sigmoid_backward = tasks.bind(_T12, "sigmoid_backward")
 relu_backward = tasks.bind(_T12, "relu_backward")
 
 
+def shape_only(a: np.ndarray) -> np.ndarray:
+    """A stand-in for ``a`` when a backward needs only its shape and dtype: zeros that take no
+    memory (every element is the same 0-d array, stride 0). Saving the stand-in instead of ``a``
+    lets ``a`` be freed once the forward no longer needs it — in a Transformer, the output of
+    every ``x @ W`` before its bias is added."""
+    return np.broadcast_to(np.zeros((), dtype=a.dtype), a.shape)
+
+
 def broadcast_shape(op: str, *shapes) -> tuple:
     """The broadcast result shape, or a ShapeError that names both shapes."""
     try:
@@ -48,7 +56,7 @@ class Add(_Binary):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(shape_only(a), shape_only(b))  # the gradient needs only the shapes
         return a + b
 
     @staticmethod
@@ -61,7 +69,7 @@ class Sub(_Binary):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(shape_only(a), shape_only(b))  # the gradient needs only the shapes
         return a - b
 
     @staticmethod
@@ -74,7 +82,9 @@ class Mul(_Binary):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # d(ab)/da = b and d(ab)/db = a: keep a only if b needs a gradient, and vice versa
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else shape_only(a), b if need_a else shape_only(b))
         return a * b
 
     @staticmethod
@@ -87,7 +97,8 @@ class Div(_Binary):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # d(a/b)/da = 1/b, d(a/b)/db = −a/b²: a is needed only for b's gradient
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else shape_only(a), b)
         return a / b
 
     @staticmethod
@@ -204,7 +215,8 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (cond,) = ctx.saved_tensors
+        _, need_a, need_b = ctx.needs_input_grad  # a filled-in constant needs no gradient: skip it
         zero = np.zeros((), dtype=grad_output.dtype)
-        ga = unbroadcast(np.where(cond, grad_output, zero), ctx.shapes[0])
-        gb = unbroadcast(np.where(cond, zero, grad_output), ctx.shapes[1])
+        ga = unbroadcast(np.where(cond, grad_output, zero), ctx.shapes[0]) if need_a else None
+        gb = unbroadcast(np.where(cond, zero, grad_output), ctx.shapes[1]) if need_b else None
         return None, ga, gb

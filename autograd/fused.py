@@ -7,6 +7,10 @@ node. Here each of these ops is a single node whose forward and backward are one
 classes and keeps the composed versions (``_softmax_composed``, ...) as the twins that
 ``tests/engine/test_fused_ops.py`` compares them with.
 
+``Linear`` is the one fused op whose twin is a product and a sum (``x @ W.T + b``): as one node it
+adds the bias into the product's output in place and saves only ``x`` and ``W``, where the
+composed version keeps the product *and* the sum alive until the backward.
+
 Letters: N rows, V classes, C features, B batch, H heads, Tq queries, Tk keys.
 """
 from __future__ import annotations
@@ -14,7 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels
+from .elementwise import unbroadcast
 from .function import Function
+from .errors import ShapeError
+from .linalg import matmul_backward
 
 
 class Softmax(Function):
@@ -131,3 +138,36 @@ class Embedding(Function):
     def backward(ctx, grad_output):
         C = grad_output.shape[-1]
         return kernels.embedding_backward(grad_output.reshape(-1, C), ctx.ids.reshape(-1), ctx.num_embeddings)
+
+
+class Linear(Function):
+    """y = x Wᵀ + b: x (..., C_in), W (C_out, C_in), b (C_out,) → (..., C_out) (``nn.Linear``).
+
+    The leading axes fold into rows, so forward and backward are 2-D products (``linalg.py`` says
+    why); the backward is Task 1.4's ``matmul_backward`` on those rows and Task 1.2's
+    ``unbroadcast`` for the bias, exactly what the composed ``x @ W.T + b`` would call.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1] or bias.shape != weight.shape[:1]:
+            raise ShapeError(f"linear: x {x.shape}, weight {weight.shape}, bias {bias.shape}: expected "
+                             "x (..., C_in), weight (C_out, C_in), bias (C_out,)")
+        lead, c_in = x.shape[:-1], x.shape[-1]
+        x2 = x.reshape(-1, c_in)                                 # (N, C_in): a view if contiguous
+        out = kernels.matmul(x2, weight.T)                       # (N, C_out)
+        if out.dtype == np.result_type(out, bias):
+            out += bias                                          # in place: no second (N, C_out) array
+        else:
+            out = out + bias                                     # a wider bias widens y, as x @ W.T + b does
+        ctx.save_for_backward(x2, weight)
+        ctx.bias_shape = bias.shape
+        return out.reshape(lead + (weight.shape[0],))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x2, weight = ctx.saved_tensors
+        g2 = grad_output.reshape(x2.shape[0], weight.shape[0])  # (N, C_out)
+        grad_x2, grad_wt = matmul_backward(g2, x2, weight.T)    # (N, C_in), (C_in, C_out)
+        grad_x = grad_x2.reshape(grad_output.shape[:-1] + (x2.shape[1],))
+        return grad_x, grad_wt.T, unbroadcast(g2, ctx.bias_shape)

@@ -10,8 +10,16 @@ Letters used in shape comments across the engine: B batch, T time, C channels, V
 from __future__ import annotations
 
 import contextlib
+import os
 
-import numpy as np
+# Before NumPy loads OpenBLAS (this is the engine's first NumPy import): let OpenBLAS's idle
+# threads sleep after ~2¹² cycles instead of busy-waiting for ~2²⁸, which would keep a core from
+# the numba kernels that run between two products. kernels/runtime.py explains; MINILM_TUNE=0
+# leaves it alone, and so does any value you set yourself.
+if os.environ.get("MINILM_TUNE", "1").strip() != "0":
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "12")
+
+import numpy as np  # noqa: E402
 
 from . import tasks
 from .errors import MiniLMError, ShapeError

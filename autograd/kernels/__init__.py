@@ -9,7 +9,7 @@ kernel                      numba                             NumPy reference   
 ==========================  ================================  =========================  ==========
 matmul                      tiled parallel (Task 2.3)         ``np.matmul`` (BLAS)       2.3 numba
 softmax, log_softmax        row kernels (softmax.py)          slot                       2.1 NumPy
-scaled_masked_softmax       slot                              attention.py               2.4 numba
+scaled_masked_softmax       row kernel (attention.py)         attention.py               2.4 numba
 cross_entropy (lsm + NLL)   row kernels (cross_entropy.py)    slot                       2.2 NumPy
 layer_norm                  row kernels (layer_norm.py)       slot                       2.5 NumPy
 gelu (tanh / exact)         elementwise (gelu.py)             slot                       2.5 NumPy
@@ -17,17 +17,23 @@ embedding backward          column-block scatter-add          ``np.add.at``     
 ==========================  ================================  =========================  ==========
 
 **The numba backend runs the faster of the two, per kernel.** Fusing saves passes over memory, but
-numba calls ``exp``/``tanh`` one number at a time, while NumPy's ufuncs use SIMD versions that are
-~5× faster (numba vectorises them only with Intel's SVML), and OpenBLAS beats any simple matmul.
-Measured on 2 cores (one thread, CPU time, float32, the ``minilm bench`` GPT-mini shapes), NumPy
-wins for matmul (1.3–4×), softmax and log-softmax (forward and backward, 1.5–3×), the cross-entropy
-forward (2.3×) and tanh-GELU (1.6–2×); numba wins for the attention softmax (backward 1.5×, forward
-even), layer norm (1.2× / 1.9×), the cross-entropy backward (2×), exact GELU (8–12×: NumPy has no erf)
-and the embedding scatter-add (13×). ``NUMPY_IS_FASTER`` lists the first group, which the numba
-backend hands to NumPy; ``set_backend("numba", everywhere=True)`` runs every kernel on numba instead
-(the tests use it, and it runs the kit on your own Task 2.3 matmul). Saved state is plain arrays with
-the same meaning on both sides (probabilities, mean and rstd, ...), so a forward and its backward
-may run on different implementations.
+a numba loop that calls ``math.exp`` or ``math.tanh`` runs one number at a time, while NumPy's
+ufuncs are SIMD; so the float32 kernels compute ``exp`` with ``fastmath.exp_approx`` (arithmetic
+only, which LLVM vectorises) and sum rows with ``fastmath.row_sum`` (a reduction LLVM may
+reorder). Measured by ``minilm bench`` on 2 cores (float32, GPT-mini shapes, forward and backward
+apart), numba now wins for every kernel but two: the attention softmax (2.5×), layer norm (2×),
+softmax and log-softmax (1.2× forward, 1.2–2.7× backward), cross-entropy (1.6× / 2.2×), the
+tanh-GELU backward (2.5×), exact GELU (8–12×: NumPy has no erf) and the embedding scatter-add
+(6–10× ``np.add.at``). ``NUMPY_IS_FASTER`` lists the two exceptions, which the numba backend hands
+to NumPy: matmul (OpenBLAS's packed, register-blocked kernels beat any numba loop we wrote — the
+blocked kernel in ``matmul.py`` reaches about half of BLAS, Task 2.3's loop a fifth) and the
+tanh-GELU forward (on one thread NumPy's SIMD ``tanh`` wins; on two the kernel is ~1.3× faster).
+
+``set_backend("numba", everywhere=True)`` runs every kernel on numba, and the two task-slot kernels
+(Task 2.3's matmul, Task 2.4's attention softmax) in place of BLAS and the engine's own attention
+kernel: the tests use it, and it runs the kit on your own kernels. Saved state is plain arrays
+with the same meaning on both sides (probabilities, mean and rstd, ...), so a forward and its
+backward may run on different implementations.
 
 Numba compiles each kernel on first use per dtype and caches the machine code on disk
 (``cache=True``): the first run takes a few seconds more. ``NUMBA_DISABLE_JIT=1`` runs the kernels
@@ -49,22 +55,26 @@ from . import cross_entropy as _ce
 from . import embedding as _embedding
 from . import gelu as _gelu
 from . import layer_norm as _ln
+from . import runtime
 from . import softmax as _softmax
 from .gelu import erf
+from .matmul import matmul_blocked
+from .runtime import get_num_threads, set_num_threads
+
+runtime.tune()  # keep freed memory, a sleeping numba thread pool (runtime.py says why)
 
 __all__ = ["BACKENDS", "NUMPY_IS_FASTER", "set_backend", "get_backend", "use_backend", "implementation",
-           "matmul", "matmul_numba", "softmax_forward", "softmax_backward", "log_softmax_forward",
+           "matmul", "matmul_numba", "matmul_blocked", "softmax_forward", "softmax_backward", "log_softmax_forward",
            "log_softmax_backward", "scaled_masked_softmax_forward", "scaled_masked_softmax_backward",
            "cross_entropy_forward", "cross_entropy_backward", "layer_norm_forward", "layer_norm_backward",
-           "gelu_forward", "gelu_backward", "embedding_backward", "erf"]
+           "gelu_forward", "gelu_backward", "embedding_backward", "erf", "set_num_threads",
+           "get_num_threads"]
 
 BACKENDS = ("numba", "numpy")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Kernels that the numba backend leaves to NumPy because NumPy measured faster (module docstring).
-NUMPY_IS_FASTER = frozenset({
-    "matmul", "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
-    "cross_entropy_forward", "gelu_tanh_forward", "gelu_tanh_backward"})
+NUMPY_IS_FASTER = frozenset({"matmul", "gelu_tanh_forward"})
 
 # Task 2.3: solutions/task02_kernels/matmul.py — the tiled numba matmul
 matmul_numba = tasks.bind("task02_kernels.matmul", "matmul_numba")
@@ -132,12 +142,13 @@ def _one_thread():
         numba.set_num_threads(saved)
 
 
-def _run(module, name, arrays, *args, kernel=None):
+def _run(module, name, arrays, *args, kernel=None, numba_name=None):
     """Call ``module.<name>_numba`` or ``module.<name>_numpy`` with ``args``: the numba one when the
-    backend picks numba for ``kernel`` (default ``name``) and ``arrays`` are non-empty float32/64."""
+    backend picks numba for ``kernel`` (default ``name``) and ``arrays`` are non-empty float32/64.
+    ``numba_name`` replaces ``<name>_numba`` (a task slot's kernel under ``everywhere=True``)."""
     if implementation(kernel or name) == "numpy" or not _on_numba(*arrays):
         return getattr(module, name + "_numpy")(*args)
-    numba_impl = getattr(module, name + "_numba")
+    numba_impl = getattr(module, numba_name or name + "_numba")
     if max(a.size for a in arrays) >= PARALLEL_MIN_SIZE:
         return numba_impl(*args)
     with _one_thread():
@@ -152,6 +163,10 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Batched ``a @ b`` (batch dimensions broadcast)."""
     if a.dtype != b.dtype:
         return np.matmul(a, b)
+    if b.ndim > 2 and b.shape[-1] > 1 and b.strides[-2] == b.itemsize:
+        # a stack of transposed matrices (attention's k.T): OpenBLAS's small-matrix path is ~35%
+        # slower on them than the copy to row-major costs
+        b = np.ascontiguousarray(b)
     return _run(sys.modules[__name__], "matmul", (a, b), a, b)
 
 
@@ -173,13 +188,20 @@ def log_softmax_backward(grad_output, out, axis=-1):
 
 
 # ---- attention: fused scale + mask + softmax (Task 2.4) ------------------------------------------
+def _attention_kernel(name):
+    """The engine's numba kernel by default; Task 2.4's under ``everywhere=True`` (attention.py)."""
+    return name + ("_task" if _everywhere else "_numba")
+
+
 def scaled_masked_softmax_forward(scores, mask, scale):
     """P = softmax over allowed keys of scale·scores; mask True = may attend; empty rows → 0."""
-    return _run(_attention, "scaled_masked_softmax_forward", (scores,), scores, mask, scale)
+    name = "scaled_masked_softmax_forward"
+    return _run(_attention, name, (scores,), scores, mask, scale, numba_name=_attention_kernel(name))
 
 
 def scaled_masked_softmax_backward(grad_output, out, scale):
-    return _run(_attention, "scaled_masked_softmax_backward", (out,), grad_output, out, scale)
+    name = "scaled_masked_softmax_backward"
+    return _run(_attention, name, (out,), grad_output, out, scale, numba_name=_attention_kernel(name))
 
 
 # ---- softmax cross-entropy with ignore_index and label smoothing (Task 2.2) ----------------------

@@ -9,8 +9,8 @@ For logits (N, V) and targets (N,), with ℓ = log softmax(logits) and smoothing
 and never materialises ℓ: it writes only the probabilities p (what the backward needs) and the
 losses. The NumPy reference is Task 2.2's slot (``solutions/task02_kernels/cross_entropy.py``);
 both return ``(loss, probs)`` with the loss reduced as asked ("mean" over the valid rows only).
-The numba backend uses the numba backward (2× faster) but the NumPy forward (NumPy's SIMD ``exp``
-makes it 2.3× faster), unless ``everywhere=True``.
+On float32 the forward's ``exp`` is ``fastmath.exp_approx`` (vectorised): the numba forward is ~1.6×
+and the backward ~2× faster than NumPy's, and the numba backend runs both.
 """
 import math
 
@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from .. import tasks
+from .fastmath import exp_approx, row_max, row_sum
 
 # Task 2.2: solutions/task02_kernels/cross_entropy.py — the NumPy reference
 _T22 = "task02_kernels.cross_entropy"
@@ -26,20 +27,18 @@ cross_entropy_backward_numpy = tasks.bind(_T22, "cross_entropy_backward")
 
 
 @numba.njit(parallel=True, cache=True)
-def _forward_rows(losses, probs, logits, target, ignore_index, smoothing):
+def _forward_rows(losses, probs, logits, target, ignore_index, smoothing, fast):
+    """One row per job; ``fast`` (float32): exp from fastmath, which vectorises."""
     N, V = logits.shape
     for n in numba.prange(N):
-        m = logits[n, 0]
-        for v in range(1, V):
-            if logits[n, v] > m:
-                m = logits[n, v]
-        total = 0.0
-        row_sum = 0.0
-        for v in range(V):
-            e = math.exp(logits[n, v] - m)
-            probs[n, v] = e
-            total += e
-            row_sum += logits[n, v]
+        m = row_max(logits, n)
+        if fast:  # probs = e^(x − m) for now (two loops: a branch inside one stops vectorisation)
+            for v in range(V):
+                probs[n, v] = exp_approx(logits[n, v] - m)
+        else:
+            for v in range(V):
+                probs[n, v] = math.exp(logits[n, v] - m)
+        total = row_sum(probs, n)
         inv = 1.0 / total
         for v in range(V):
             probs[n, v] *= inv
@@ -48,7 +47,10 @@ def _forward_rows(losses, probs, logits, target, ignore_index, smoothing):
             losses[n] = 0.0
             continue
         lse = m + math.log(total)
-        losses[n] = (1.0 - smoothing) * (lse - logits[n, t]) + smoothing * (lse - row_sum / V)
+        loss = (1.0 - smoothing) * (lse - logits[n, t])
+        if smoothing != 0.0:
+            loss += smoothing * (lse - row_sum(logits, n) / V)
+        losses[n] = loss
 
 
 @numba.njit(parallel=True, cache=True)
@@ -80,7 +82,8 @@ def cross_entropy_forward_numba(logits, target, ignore_index=-100, label_smoothi
     target = np.ascontiguousarray(target, dtype=np.int64)
     losses = np.empty(logits.shape[0], dtype=logits.dtype)
     probs = np.empty_like(logits)
-    _forward_rows(losses, probs, logits, target, int(ignore_index), float(label_smoothing))
+    _forward_rows(losses, probs, logits, target, int(ignore_index), float(label_smoothing),
+                  logits.dtype == np.float32)
     return _reduce(losses, target != ignore_index, reduction), probs
 
 

@@ -7,9 +7,12 @@
 The NumPy reference is Task 2.5's slot (``solutions/task02_kernels/gelu.py``). NumPy has no erf, so
 the reference calls :func:`erf` below (Python's ``math.erf`` per element: exact to double precision
 but ~50× slower than ``np.tanh``); the numba kernels call ``math.erf`` in compiled code. Composed
-from primitives, the tanh form is ~8 passes over the array with a temporary each; the kernel is one
-— and still 1.6–2× slower than NumPy, whose ``tanh`` is SIMD, so the numba backend runs the tanh form
-on NumPy unless ``everywhere=True``; the exact form (8–12× faster on numba) runs here.
+from primitives, the tanh form is ~8 passes over the array with a temporary each; the kernel is one.
+With ``math.tanh`` (one number at a time) it was still 1.6–2× slower than NumPy's SIMD ``tanh``; for
+float32 it now computes ½(1 + tanh u) = 1 / (1 + e^(−2u)) with ``fastmath.exp_approx``, which
+vectorises: the backward is ~2.5× faster than NumPy's and runs here by default; the forward is
+~1.3× faster on two threads but slower on one, and stays on NumPy unless ``everywhere=True``
+(``kernels.NUMPY_IS_FASTER``). The exact form (8–12× faster on numba) runs here.
 """
 import math
 
@@ -17,6 +20,7 @@ import numba
 import numpy as np
 
 from .. import tasks
+from .fastmath import exp_approx
 
 # Task 2.5: solutions/task02_kernels/gelu.py — the NumPy reference
 _T25 = "task02_kernels.gelu"
@@ -40,21 +44,38 @@ def erf(x):
     return np.asarray(_erf_elementwise(x), dtype=np.float64).astype(dtype, copy=False)
 
 
+# The numba kernels' three ways of computing the slope-giving part (``mode``):
+EXACT, TANH, TANH_FAST = 0, 1, 2  # x·Φ(x) with erf; tanh form with math.tanh; tanh form, vectorised
+
+
 @numba.njit(parallel=True, cache=True)
-def _forward_flat(out, x, exact):
+def _forward_flat(out, x, mode):
+    if mode == TANH_FAST:  # float32: ½(1 + tanh u) = σ(2u) = 1 / (1 + e^(−2u)), e^z from fastmath
+        for i in numba.prange(x.size):
+            v = np.float64(x[i])
+            out[i] = v / (1.0 + exp_approx(-2.0 * _SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
+        return
     for i in numba.prange(x.size):
         v = x[i]
-        if exact:
+        if mode == EXACT:
             out[i] = 0.5 * v * (1.0 + math.erf(v * _INV_SQRT_2))
         else:
             out[i] = 0.5 * v * (1.0 + math.tanh(_SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
 
 
 @numba.njit(parallel=True, cache=True)
-def _backward_flat(grad_x, grad_out, x, exact):
+def _backward_flat(grad_x, grad_out, x, mode):
+    if mode == TANH_FAST:  # s = σ(2u): gelu' = s + x·2s(1 − s)·u',  1 − s = e·s
+        for i in numba.prange(x.size):
+            v = np.float64(x[i])
+            e = exp_approx(-2.0 * _SQRT_2_OVER_PI * (v + 0.044715 * v * v * v))
+            s = 1.0 / (1.0 + e)
+            du = _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * v * v)
+            grad_x[i] = grad_out[i] * (s + 2.0 * v * s * (e * s) * du)
+        return
     for i in numba.prange(x.size):
         v = x[i]
-        if exact:
+        if mode == EXACT:
             slope = 0.5 * (1.0 + math.erf(v * _INV_SQRT_2)) + v * math.exp(-0.5 * v * v) * _INV_SQRT_2PI
         else:
             t = math.tanh(_SQRT_2_OVER_PI * (v + 0.044715 * v * v * v))
@@ -62,10 +83,16 @@ def _backward_flat(grad_x, grad_out, x, exact):
         grad_x[i] = grad_out[i] * slope
 
 
+def _mode(x, approximate):
+    if approximate == "none":
+        return EXACT
+    return TANH_FAST if x.dtype == np.float32 else TANH
+
+
 def gelu_forward_numba(x, approximate="tanh"):
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(flat)
-    _forward_flat(out, flat, approximate == "none")
+    _forward_flat(out, flat, _mode(flat, approximate))
     return out.reshape(x.shape)
 
 
@@ -73,5 +100,5 @@ def gelu_backward_numba(grad_output, x, approximate="tanh"):
     flat = np.ascontiguousarray(x).reshape(-1)
     g = np.ascontiguousarray(grad_output, dtype=x.dtype).reshape(-1)
     grad = np.empty_like(flat)
-    _backward_flat(grad, g, flat, approximate == "none")
+    _backward_flat(grad, g, flat, _mode(flat, approximate))
     return grad.reshape(x.shape)

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .. import tasks
+from .fastmath import layer_norm_row_sums, row_sum, row_sum_sq_dev
 
 # Task 2.5: solutions/task02_kernels/layer_norm.py — the NumPy reference
 _T25 = "task02_kernels.layer_norm"
@@ -29,15 +30,8 @@ _N_CHUNKS = 16  # partial sums of dγ, dβ (fixed: results independent of the th
 def _forward_rows(out, mean, rstd, x, weight, bias, eps):
     R, C = x.shape
     for r in numba.prange(R):
-        mu = 0.0
-        for j in range(C):
-            mu += x[r, j]
-        mu /= C
-        var = 0.0
-        for j in range(C):
-            d = x[r, j] - mu
-            var += d * d
-        rs = 1.0 / math.sqrt(var / C + eps)
+        mu = row_sum(x, r) / C
+        rs = 1.0 / math.sqrt(row_sum_sq_dev(x, r, mu) / C + eps)
         mean[r] = mu
         rstd[r] = rs
         for j in range(C):
@@ -52,20 +46,14 @@ def _backward_rows(dx, dweight_part, dbias_part, grad_out, x, weight, mean, rstd
     for c in numba.prange(n_chunks):
         for r in range(c * rows_per_chunk, min((c + 1) * rows_per_chunk, R)):
             mu, rs = mean[r], rstd[r]
-            mean_g = 0.0  # mean(ĝ)
-            mean_gx = 0.0  # mean(ĝ ⊙ x̂)
+            s_g, s_gx = layer_norm_row_sums(grad_out, x, weight, r, mu, rs)
+            mean_g, mean_gx = s_g / C, s_gx / C  # mean(ĝ), mean(ĝ ⊙ x̂)
             for j in range(C):
                 xhat = (x[r, j] - mu) * rs
                 g = grad_out[r, j]
-                mean_g += g * weight[j]
-                mean_gx += g * weight[j] * xhat
+                dx[r, j] = rs * (g * weight[j] - mean_g - xhat * mean_gx)
                 dweight_part[c, j] += g * xhat
                 dbias_part[c, j] += g
-            mean_g /= C
-            mean_gx /= C
-            for j in range(C):
-                xhat = (x[r, j] - mu) * rs
-                dx[r, j] = rs * (grad_out[r, j] * weight[j] - mean_g - xhat * mean_gx)
 
 
 def layer_norm_forward_numba(x, weight, bias, eps=1e-5):

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from .. import functional as F
+from .. import fused
 from ..errors import ConfigError, ShapeError
 from ..function import as_tensor
 from .module import Module, Parameter
@@ -66,8 +67,9 @@ class Linear(Module):
     def forward(self, x):
         x = as_tensor(x)
         _check_features("Linear", x, self.in_features)
-        y = x @ self.weight.T  # (N..., C_in) @ (C_in, C_out) -> (N..., C_out)
-        return y + self.bias if self.bias is not None else y
+        if self.bias is None:
+            return x @ self.weight.T  # (N..., C_in) @ (C_in, C_out) -> (N..., C_out)
+        return fused.Linear.apply(x, self.weight, self.bias)  # x @ W.T + b as one node (fused.py)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import autograd.functional as F
 from autograd.errors import ShapeError
 
 
