@@ -6,8 +6,9 @@
 
 Read in this order: ``tensor.py`` (Tensor, backward), ``function.py`` (Function: forward and
 backward side by side), ``elementwise.py``, ``reductions.py``, ``movement.py``, ``linalg.py``
-(the primitives), ``functional.py`` (ops composed from primitives), ``kernels.py`` (numba),
-``nn.py``, ``optim.py``. Task slots are bound through ``tasks.py``.
+(the primitives), ``functional.py`` (ops composed from primitives), ``fused.py`` and
+``kernels/`` (the fast paths: numba kernels beside their NumPy references), ``nn/``, ``optim/``.
+Task slots are bound through ``tasks.py``.
 """
 from . import errors, tasks
 from .errors import (CheckpointError, ConfigError, GradcheckError, MiniLMError, ShapeError,
