@@ -23,6 +23,8 @@ def add_arguments(p):
     p.add_argument("--batch-size", type=int, default=32, help="pairs per step (default 32)")
     p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
     p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+    p.add_argument("--whole-word-mask", action="store_true",
+                   help="mask whole words: a ## piece is masked with its word (BERT's do_whole_word_mask, Task 12.2)")
     p.add_argument("--dupe-factor", type=int, default=5,
                    help="passes over the corpus when building NSP pairs (BERT's dupe_factor; default 5)")
 
@@ -48,6 +50,7 @@ class BertRecipe:
         self.train = pairs(train_docs, args.dupe_factor)
         self.val = pairs(val_docs, 2)
         self.special = [tok.pad_id, tok.cls_id, tok.sep_id]
+        self.whole_word = getattr(args, "whole_word_mask", False)
         # one fixed mask of the held-out pairs, so evaluations are comparable across steps
         self.val_inputs, self.val_labels = self._mask(self.val["input_ids"], np.random.default_rng([args.seed, 99]))
         self.batch_size = args.batch_size
@@ -58,9 +61,13 @@ class BertRecipe:
         self.most_frequent = MostFrequentToken().fit(self.train["input_ids"], ignore_ids=self.special)
 
     def _mask(self, ids, rng):
-        from minilm.corruption import mask_tokens
-        return mask_tokens(ids, mask_id=self.tokenizer.mask_id, vocab_size=self.tokenizer.vocab_size,
-                           special_ids=self.special, rng=rng)
+        from minilm.corruption import mask_tokens, mask_tokens_wwm
+        tok = self.tokenizer
+        if self.whole_word:  # BERT's fixed budget per sequence, whole words only
+            tokens = [tok.convert_ids_to_tokens(row.tolist()) for row in ids]
+            return mask_tokens_wwm(ids, tokens, mask_id=tok.mask_id, vocab_size=tok.vocab_size, rng=rng,
+                                   special_ids=self.special)
+        return mask_tokens(ids, mask_id=tok.mask_id, vocab_size=tok.vocab_size, special_ids=self.special, rng=rng)
 
     def batch(self, rng):
         idx = rng.integers(0, len(self.train["input_ids"]), size=self.batch_size)

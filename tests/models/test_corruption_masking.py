@@ -286,3 +286,25 @@ def test_electra_edge_cases_and_errors():
         corruption.replaced_token_labels(np.zeros(3), np.zeros(3), np.zeros(2, dtype=bool))
     with pytest.raises(ShapeError):
         corruption.electra_corrupt(np.zeros(4, dtype=int), np.ones(4, dtype=bool), np.zeros(3, dtype=int))
+
+
+def test_bert_recipe_whole_word_mask_never_splits_a_word():
+    """minilm train bert --whole-word-mask: every masked ## piece has its whole word masked."""
+    from argparse import Namespace
+
+    from minilm.recipes.bert import BertRecipe
+    args = Namespace(seed=0, corpus=None, docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16,
+                     batch_size=16, vocab_size=120, dropout=0.0, dupe_factor=1, whole_word_mask=True)
+    recipe = BertRecipe(args)
+    tok = recipe.tokenizer
+    for step in range(5):
+        batch = recipe.batch(np.random.default_rng(step))
+        chosen = batch["mlm_labels"] != -100
+        assert chosen.any()
+        for row, labels, inputs in zip(chosen, batch["mlm_labels"], batch["input_ids"]):
+            for t in range(1, len(row)):
+                # truncate_seq_pair may cut a word, leaving a ## piece right after [CLS]/[SEP]: its own group
+                if not row[t] or inputs[t - 1] in (tok.cls_id, tok.sep_id):
+                    continue
+                if tok.id_to_token(int(labels[t])).startswith("##"):
+                    assert row[t - 1], "a continuation piece was masked without the piece before it"
