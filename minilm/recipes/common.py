@@ -28,3 +28,13 @@ def load_documents(args) -> tuple[list, list]:
 
 def texts(docs) -> list[str]:
     return [s for d in docs for s in d]
+
+
+def stream(docs, tok) -> np.ndarray:
+    """Every document's sentences encoded and joined, a [SEP] after each document."""
+    ids = []
+    for doc in docs:
+        for sentence in doc:
+            ids.extend(tok.encode(sentence))
+        ids.append(tok.sep_id)
+    return np.asarray(ids, dtype=np.int64)

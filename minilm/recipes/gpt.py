@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import autograd.functional as F
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
+from minilm.recipes.common import add_corpus_arguments, load_documents, texts, stream
 
 TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
 
@@ -24,16 +24,6 @@ def add_arguments(p):
     p.add_argument("--batch-size", type=int, default=16, help="windows per step (default 16)")
     p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
     p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
-
-
-def stream(docs, tok) -> np.ndarray:
-    """Every document's sentences encoded and joined, a [SEP] after each document."""
-    ids = []
-    for doc in docs:
-        for sentence in doc:
-            ids.extend(tok.encode(sentence))
-        ids.append(tok.sep_id)
-    return np.asarray(ids, dtype=np.int64)
 
 
 class GPTRecipe:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
+from minilm.recipes.common import add_corpus_arguments, load_documents, texts, stream
 
 TRAIN_DEFAULTS = {"steps": 1200, "lr": 2e-3, "warmup": 100, "eval_every": 200, "checkpoint_every": 200}
 
@@ -30,16 +30,6 @@ def add_arguments(p):
     p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
     p.add_argument("--name-probes", type=int, default=64,
                    help="held-out multi-token names probed at each evaluation (default 64; 0 = off)")
-
-
-def stream(docs, tok) -> np.ndarray:
-    """Every document's sentences encoded and joined, a [SEP] after each document."""
-    ids = []
-    for doc in docs:
-        for sentence in doc:
-            ids.extend(tok.encode(sentence))
-        ids.append(tok.sep_id)
-    return np.asarray(ids, dtype=np.int64)
 
 
 class XLNetRecipe:

@@ -8,16 +8,8 @@ from autograd import optim
 from minilm.baselines import NGramLM
 from minilm.data import lm_blocks, synthetic_corpus
 from minilm.models.gpt import GPT, GPTConfig
+from minilm.recipes.common import stream
 from minilm.tokenizers import WordPieceTokenizer
-
-
-def _stream(docs, tok):
-    ids = []
-    for d in docs:
-        for s in d:
-            ids.extend(tok.encode(s))
-        ids.append(tok.sep_id)
-    return np.asarray(ids, dtype=np.int64)
 
 
 @pytest.mark.slow
@@ -28,7 +20,7 @@ def test_your_gpt_beats_a_bigram_model(impl):
     docs = synthetic_corpus(160, rng=rng)
     train_docs, val_docs = docs[:140], docs[140:]
     tok = WordPieceTokenizer.train([s for d in train_docs for s in d], 300)
-    train_ids, val_ids = _stream(train_docs, tok), _stream(val_docs, tok)
+    train_ids, val_ids = stream(train_docs, tok), stream(val_docs, tok)
     T = 24
     vx, vy = lm_blocks(val_ids, T)
     bigram = NGramLM(order=2).fit(train_ids, tok.vocab_size).loss(vx, vy)
