@@ -11,7 +11,7 @@ import numpy as np
 
 from minilm.recipes.common import add_corpus_arguments, load_documents, texts
 
-TRAIN_DEFAULTS = {"steps": 800, "lr": 2e-3, "warmup": 80, "eval_every": 100, "checkpoint_every": 100}
+TRAIN_DEFAULTS = {"steps": 2000, "lr": 3e-3, "warmup": 80, "eval_every": 200, "checkpoint_every": 200}
 
 
 def add_arguments(p):

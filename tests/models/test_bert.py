@@ -300,3 +300,21 @@ def test_error_messages():
         model(ids, seg, nsp_labels=np.array([0, 2, 1]))
     with pytest.raises(MiniLMError, match="rng"):
         BertModel(_config(), rng=0)
+
+
+@pytest.mark.slow
+def test_train_bert_default_run_learns_mlm_and_nsp(tmp_path):
+    """`minilm train bert` at its defaults (measured: MLM 80.8% vs most-frequent 13.4%, NSP 85% vs
+    majority 67%); asserted with a margin below those numbers."""
+    import json
+
+    from minilm.cli import main
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["train", "bert", "--json", "--no-progress", "--out", str(tmp_path)]) == 0
+    s = json.loads(out.getvalue())
+    m, b = s["metrics"], s["baselines"]
+    assert m["mlm_accuracy"] >= b["most_frequent_token_accuracy"] + 0.30, (m, b)
+    assert m["nsp_accuracy"] >= 0.75, (m, b)
