@@ -1,0 +1,62 @@
+"""``minilm experiment NAME``: the evidence the course cites, re-run in miniature over several seeds.
+
+Each experiment is a module here with
+
+    NAME, HELP                 the command's name and one-line help; the module docstring is --help
+    add_arguments(parser)      (optional) its own options
+    plan(args, quick) -> Plan  the conditions compared, the metrics reported, the sizes to run at
+    run_one(condition, seed, settings) -> {metric: float}
+                               one pre-train + evaluate run; a pure function of its arguments, so
+                               runs can go to other processes (--jobs) and be reused (--resume)
+
+and ``minilm.experiments.runner`` does the rest for every one of them: the seeds loop, a progress
+bar, mean ± standard deviation over seeds, a Markdown table (printed, and written to
+OUT/NAME.md), a PNG (OUT/NAME.png) and every run's numbers (OUT/NAME.json).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+EXPERIMENTS = {
+    "electra-ablation": "minilm.experiments.electra_ablation",
+    "generator-size": "minilm.experiments.generator_size",
+    "masking": "minilm.experiments.masking",
+    "new-york": "minilm.experiments.new_york",
+    "architectures": "minilm.experiments.architectures",
+    "distillation": "minilm.experiments.distillation",
+    "deberta-vs-bert": "minilm.experiments.deberta_vs_bert",
+}
+
+
+@dataclass
+class Metric:
+    key: str                # the key in run_one's dict
+    label: str              # the column header
+    percent: bool = True    # shown as a percentage (values in [0, 1]) or as a plain number
+    higher_is_better: bool = True
+
+
+@dataclass
+class Plan:
+    """What one experiment compares. ``settings`` must hold everything ``run_one`` needs besides the
+    condition and the seed (sizes, steps, learning rates): it is written beside the results, and a
+    --resume reuses earlier runs only if it is unchanged."""
+    title: str                          # one line: the question the table answers
+    conditions: list[str]               # the table's rows, in order
+    metrics: list[Metric]               # its columns; the first (and second, if any) are plotted
+    settings: dict
+    x: dict | None = None               # a number per condition: the plot becomes a line over x
+    xlabel: str = ""
+    notes: list[str] = field(default_factory=list)  # lines printed under the table
+
+
+def available() -> dict:
+    """NAME -> module for every experiment whose module imports."""
+    out = {}
+    for name, module in EXPERIMENTS.items():
+        try:
+            out[name] = importlib.import_module(module)
+        except ImportError:
+            continue
+    return out

@@ -1,0 +1,127 @@
+"""Run one experiment over seeds: every (seed, condition) pair once, then the table and the plot.
+
+Runs go seed by seed (all conditions of seed 0, then seed 1, ...), so a run stopped early still
+has balanced rows. After every run the numbers so far are written to OUT/NAME.json (atomically);
+``--resume`` reuses the runs there whose settings match, so an interrupted experiment picks up
+where it stopped. ``--jobs N`` runs N pairs at once in separate processes (one thread each).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from autograd.errors import ConfigError
+from minilm.experiments import report
+
+FORMAT = "minilm-experiment/1"
+
+
+def _write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _previous_runs(path: Path, name: str, settings: dict) -> dict:
+    """{(condition, seed): metrics} from an earlier OUT/NAME.json with the same settings."""
+    if not path.exists():
+        return {}
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"--resume: {path} is not readable JSON ({e}); delete it or drop --resume") from None
+    if old.get("format") != FORMAT or old.get("name") != name:
+        raise ConfigError(f"--resume: {path} is not a {name} experiment file")
+    if old.get("settings") != json.loads(json.dumps(settings)):
+        print(f"--resume: {path} was made with other settings; starting afresh", file=sys.stderr)
+        return {}
+    return {(r["condition"], r["seed"]): r["metrics"] for r in old.get("runs", [])}
+
+
+def _run_pair(module_name: str, condition: str, seed: int, settings: dict) -> dict:
+    import importlib
+    module = importlib.import_module(module_name)
+    t0 = time.time()
+    metrics = module.run_one(condition, seed, settings)
+    return {"condition": condition, "seed": seed, "metrics": {k: float(v) for k, v in metrics.items()},
+            "seconds": round(time.time() - t0, 1)}
+
+
+def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], out_dir, jobs: int = 1,
+                   resume: bool = False, progress: bool = True, command: str = "") -> dict:
+    """Run ``module``'s plan; return the result (also written as OUT/NAME.{json,md,png})."""
+    if len(seeds) < 1:
+        raise ConfigError("minilm experiment: --seeds must be at least 1")
+    plan = module.plan(args, quick)
+    out_dir = Path(out_dir)
+    json_path = out_dir / f"{name}.json"
+    done = _previous_runs(json_path, name, plan.settings) if resume else {}
+    pairs = [(c, s) for s in seeds for c in plan.conditions]
+    runs = [{"condition": c, "seed": s, "metrics": done[(c, s)], "seconds": 0.0} for c, s in pairs if (c, s) in done]
+    todo = [(c, s) for c, s in pairs if (c, s) not in done]
+    if runs:
+        print(f"reusing {len(runs)} runs from {json_path}", file=sys.stderr)
+    t0 = time.time()
+
+    def record(run):
+        runs.append(run)
+        _write_json(json_path, {"format": FORMAT, "name": name, "title": plan.title, "settings": plan.settings,
+                                "quick": quick, "runs": runs})
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(pairs), initial=len(pairs) - len(todo), desc=f"experiment {name}",
+                   file=sys.stderr, dynamic_ncols=True)
+    if jobs <= 1:
+        for c, s in todo:
+            if bar is not None:
+                bar.set_postfix_str(f"{c}, seed {s}")
+            record(_run_pair(module.__name__, c, s, plan.settings))
+            if bar is not None:
+                bar.update(1)
+    else:
+        import multiprocessing
+        from autograd import tasks
+        saved = {k: os.environ.get(k) for k in ("MINILM_THREADS", "MINILM_IMPL")}
+        os.environ["MINILM_THREADS"] = "1"                 # one thread per process: jobs share the cores
+        os.environ["MINILM_IMPL"] = tasks.get_impl()
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [pool.submit(_run_pair, module.__name__, c, s, plan.settings) for c, s in todo]
+                for f in as_completed(futures):
+                    record(f.result())
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    if bar is not None:
+        bar.close()
+    seconds = time.time() - t0
+    values: dict = {}
+    for r in sorted(runs, key=lambda r: (r["seed"], plan.conditions.index(r["condition"]))):
+        for k, v in r["metrics"].items():
+            values.setdefault(r["condition"], {}).setdefault(k, []).append(v)
+    md = report.markdown_report(name, plan, values, seeds, command or f"minilm experiment {name}", seconds)
+    md_path = out_dir / f"{name}.md"
+    md_path.write_text(md, encoding="utf-8")
+    png = report.figure(name, plan, values, out_dir / f"{name}.png")
+    summary = {m.key: {c: dict(zip(("mean", "sd"), report.mean_sd(values.get(c, {}).get(m.key, []))),
+                           values=values.get(c, {}).get(m.key, [])) for c in plan.conditions}
+               for m in plan.metrics}
+    result = {"format": FORMAT, "name": name, "title": plan.title, "quick": quick, "seeds": list(seeds),
+              "settings": plan.settings, "conditions": plan.conditions,
+              "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
+              "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
+              "seconds": round(seconds, 1)}
+    _write_json(json_path, result)
+    return result

@@ -1,0 +1,107 @@
+"""The experiment runner (minilm/experiments/runner.py) on a fake experiment: seeds loop, mean ± sd,
+Markdown table, PNG, JSON, --resume, --jobs, and the command line."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from minilm.experiments import Metric, Plan, report
+from minilm.experiments.runner import run_experiment
+
+NAME = "fake"
+HELP = "a fake experiment for the runner's tests"
+CALLS = []
+
+
+def plan(args, quick):
+    return Plan(title="does b beat a?", conditions=["a", "b"],
+                metrics=[Metric("acc", "accuracy"), Metric("loss", "loss", percent=False, higher_is_better=False)],
+                settings={"steps": 1 if quick else 2}, notes=["a note"])
+
+
+def run_one(condition, seed, settings):
+    CALLS.append((condition, seed))
+    rng = np.random.default_rng([seed, settings["steps"]])
+    base = 0.5 if condition == "a" else 0.8
+    return {"acc": base + 0.01 * rng.standard_normal(), "loss": 1.0 - base}
+
+
+def _module():
+    import sys
+    return sys.modules[__name__]
+
+
+def test_mean_sd_and_cell():
+    m, s = report.mean_sd([1.0, 2.0, 3.0])
+    assert (m, s) == (2.0, 1.0)  # sample sd (ddof = 1)
+    assert report.mean_sd([float("nan")])[0] != report.mean_sd([float("nan")])[0]  # NaN when nothing finite
+    assert report.cell([0.5, 0.7], percent=True) == "60.0 ± 14.1"
+    assert report.cell([], percent=False) == "–"
+
+
+def test_run_writes_table_plot_json_and_resumes(tmp_path):
+    CALLS.clear()
+    r = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1, 2], out_dir=tmp_path, progress=False)
+    assert len(CALLS) == 6 and r["seeds"] == [0, 1, 2]
+    assert r["summary"]["acc"]["b"]["mean"] > r["summary"]["acc"]["a"]["mean"]
+    assert len(r["summary"]["acc"]["a"]["values"]) == 3 and r["summary"]["loss"]["a"]["sd"] == 0.0
+    md = (tmp_path / "fake.md").read_text()
+    assert "| condition" in md and "± " in md and "3 seeds" in md and "a note" in md and "steps=1" in md
+    assert md.count("\n| ") == 3  # header + two rows
+    assert (tmp_path / "fake.png").read_bytes()[:4] == b"\x89PNG"
+    saved = json.loads((tmp_path / "fake.json").read_text())
+    assert len(saved["runs"]) == 6
+    CALLS.clear()
+    again = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1, 2, 3], out_dir=tmp_path,
+                           progress=False, resume=True)
+    assert CALLS == [("a", 3), ("b", 3)]  # only the new seed ran
+    assert math.isclose(again["summary"]["acc"]["a"]["values"][0], r["summary"]["acc"]["a"]["values"][0])
+    CALLS.clear()
+    run_experiment(NAME, _module(), None, quick=False, seeds=[0], out_dir=tmp_path, progress=False, resume=True)
+    assert len(CALLS) == 2  # other settings: nothing reused
+
+
+def test_resume_refuses_a_foreign_file(tmp_path):
+    from autograd.errors import ConfigError
+    (tmp_path / "fake.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="fake.json"):
+        run_experiment(NAME, _module(), None, quick=True, seeds=[0], out_dir=tmp_path, progress=False, resume=True)
+
+
+def test_line_plot_over_x(tmp_path):
+    p = plan(None, True)
+    p.x, p.xlabel = {"a": 0.25, "b": 0.5}, "size"
+    values = {"a": {"acc": [0.5, 0.6], "loss": [0.1, 0.2]}, "b": {"acc": [0.7, 0.8], "loss": [0.3, 0.2]}}
+    path = report.figure(NAME, p, values, tmp_path / "x.png")
+    assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_jobs_run_in_other_processes(tmp_path):
+    CALLS.clear()
+    r = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1], out_dir=tmp_path, progress=False, jobs=2)
+    assert CALLS == []  # the runs happened in the worker processes
+    one = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1], out_dir=tmp_path / "one", progress=False)
+    assert r["summary"]["acc"] == one["summary"]["acc"]  # same numbers as in this process
+
+
+def test_command_refuses_zero_seeds_and_jobs():
+    import argparse
+    from autograd.errors import ConfigError
+    from minilm.commands.experiment import run
+    base = dict(experiment=NAME, experiment_module=_module(), seed=0, quick=True, out=None, resume=False,
+                no_progress=True, json=False)
+    with pytest.raises(ConfigError, match="--seeds must be at least 1"):
+        run(argparse.Namespace(**base, seeds=0, jobs=1))
+    with pytest.raises(ConfigError, match="--jobs must be at least 1"):
+        run(argparse.Namespace(**base, seeds=3, jobs=0))
+
+
+def test_command_prints_the_table(tmp_path, capsys):
+    import argparse
+    from minilm.commands.experiment import run
+    args = argparse.Namespace(experiment=NAME, experiment_module=_module(), seed=5, quick=True, out=tmp_path,
+                              resume=False, no_progress=True, json=True, seeds=3, jobs=1)
+    assert run(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seeds"] == [5, 6, 7] and out["conditions"] == ["a", "b"] and "| a" in out["table"]
