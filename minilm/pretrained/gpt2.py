@@ -63,8 +63,11 @@ def gpt_config_from_hf(config: dict, path) -> GPTConfig:
         raise CheckpointError(f"{path}: {e}") from None
 
 
-def gpt_config_to_hf(config: GPTConfig) -> dict:
-    return {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": config.vocab_size,
+def gpt_config_to_hf(config: GPTConfig, tokenizer=None) -> dict:
+    """GPT2Config's fields. bos/eos ids come from the tokenizer (None if it has none): left out,
+    transformers would assume GPT-2's 50256, outside a small vocabulary."""
+    special = {f"{k}_token_id": getattr(tokenizer, f"{k}_id", None) for k in ("bos", "eos")}
+    return {**special, "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": config.vocab_size,
             "n_positions": config.block_size, "n_ctx": config.block_size, "n_embd": config.n_embd,
             "n_layer": config.n_layer, "n_head": config.n_head, "n_inner": config.n_inner,
             "activation_function": TO_HF_ACT[config.activation], "layer_norm_epsilon": config.eps,
@@ -93,7 +96,7 @@ def gpt_to_hf_arrays(model: GPT) -> dict[str, np.ndarray]:
 
 
 def export_gpt(model: GPT, directory, tokenizer=None) -> Path:
-    return write_folder(directory, gpt_config_to_hf(model.config), gpt_to_hf_arrays(model), tokenizer)
+    return write_folder(directory, gpt_config_to_hf(model.config, tokenizer), gpt_to_hf_arrays(model), tokenizer)
 
 
 def load_gpt2(directory) -> GPT:

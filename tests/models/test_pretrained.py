@@ -153,10 +153,18 @@ def test_gpt_round_trip_identical_logits(tmp_path):
                                   model.state_dict()["blocks.1.mlp.fc2.weight"].T)
     config = json.loads((tmp_path / "gpt2" / "config.json").read_text())
     assert config["architectures"] == ["GPT2LMHeadModel"] and config["activation_function"] == "gelu_new"
+    assert config["bos_token_id"] is None and config["eos_token_id"] is None  # not GPT-2's 50256
     back = load_gpt2(tmp_path / "gpt2")
     ids = np.random.default_rng(2).integers(0, 40, size=(3, 16))
     with no_grad():
         np.testing.assert_array_equal(back(ids)[0].data, model(ids)[0].data)
+
+
+def test_gpt2_config_takes_the_tokenizers_special_ids():
+    from types import SimpleNamespace
+    from minilm.pretrained.gpt2 import gpt_config_to_hf
+    config = gpt_config_to_hf(_gpt().config, SimpleNamespace(bos_id=1, eos_id=2))
+    assert (config["bos_token_id"], config["eos_token_id"]) == (1, 2)
 
 
 def test_gpt2_model_layout_without_prefix_and_with_mask_buffers(tmp_path):
