@@ -9,6 +9,7 @@ import sys
 from minilm.cli import add_common
 
 ORDER = 4
+GPT_N_TRAIN = 200  # = minilm.gpt_finetune.N_TRAIN (not imported here, to keep `minilm --help` fast)
 
 DESCRIPTION = """\
 Pre-train a small BERT (MLM + NSP) on the synthetic corpus for --pretrain-steps steps, or load one
@@ -19,7 +20,15 @@ A bag-of-words logistic regression is trained on the same sentences. The report 
 accuracy overall and on the negated sentences for both: a bag of words cannot tell "good" from
 "not good", so it stays near chance on the negated ones, while the Transformer reads the two
 words together. --json prints one object (accuracy, negation_accuracy, bow_accuracy,
-bow_negation_accuracy, ...); progress goes to stderr."""
+bow_negation_accuracy, ...); progress goes to stderr.
+
+--family gpt (GPT-1 fine-tuning, Task 12.1) pre-trains a small GPT per seed (--seeds, default 3)
+and fine-tunes it twice from the same start, with L3 = L2 + λ·L1 for λ = 0 and λ = --aux-lm, on
+200 labelled sentences by default (with 2,000 the task saturates). --json prints initial_loss and
+final_loss (the held-out task loss, mean cross-entropy of the test labels, before fine-tuning and
+after it with λ = --aux-lm, means over seeds), metrics (accuracy, negation_accuracy,
+plain_accuracy, test_loss for that λ; metrics_by_lambda for both), baselines (bag of words and
+majority class) and every seed's numbers."""
 
 
 def register(sub):
@@ -41,7 +50,9 @@ def register(sub):
                    help="start from a 'minilm train bert' checkpoint instead of pre-training here")
     p.add_argument("--batch-size", type=int, default=d.batch_size, help=f"examples per step (default {d.batch_size})")
     p.add_argument("--lr", type=float, default=d.lr, help=f"fine-tuning learning rate (default {d.lr})")
-    p.add_argument("--n-train", type=int, default=d.n_train, help=f"labelled training sentences (default {d.n_train})")
+    p.add_argument("--n-train", type=int, default=None,
+                   help=f"labelled training sentences (default {d.n_train} for bert, {GPT_N_TRAIN} for gpt, "
+                        "where more would saturate the task)")
     p.add_argument("--n-test", type=int, default=d.n_test, help=f"test sentences (default {d.n_test})")
     p.add_argument("--n-embd", type=int, default=d.n_embd, help=f"model width (default {d.n_embd})")
     p.add_argument("--n-layer", type=int, default=d.n_layer, help=f"encoder layers (default {d.n_layer})")
@@ -74,13 +85,14 @@ def run(args):
         result = run_gpt_finetune(args.aux_lm, "last" if args.pool == "cls" else args.pool,
                                   seeds=range(args.seed, args.seed + args.seeds), steps=args.steps,
                                   pretrain_steps=args.pretrain_steps, batch_size=args.batch_size, lr=args.lr,
-                                  n_train=args.n_train, n_test=args.n_test, n_embd=args.n_embd,
-                                  n_layer=args.n_layer, n_head=args.n_head, progress=not args.quiet)
+                                  n_train=GPT_N_TRAIN if args.n_train is None else args.n_train, n_test=args.n_test,
+                                  n_embd=args.n_embd, n_layer=args.n_layer, n_head=args.n_head, progress=not args.quiet)
         print(json.dumps(result) if args.json else format_gpt_report(result))
         return 0
     from minilm.finetune import FinetuneConfig, run_finetune
+    n_train = {} if args.n_train is None else {"n_train": args.n_train}
     cfg = FinetuneConfig(family=args.family, pool=args.pool, steps=args.steps, pretrain_steps=args.pretrain_steps,
-                         batch_size=args.batch_size, lr=args.lr, n_train=args.n_train, n_test=args.n_test,
+                         batch_size=args.batch_size, lr=args.lr, **n_train, n_test=args.n_test,
                          n_embd=args.n_embd, n_layer=args.n_layer, n_head=args.n_head, seed=args.seed)
     result = run_finetune(cfg, checkpoint=args.checkpoint, progress=not args.quiet)
     if args.json:

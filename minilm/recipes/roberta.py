@@ -5,8 +5,12 @@ Liu et al. 2019 §4 (SPEC §2): byte-level BPE tokens; blocks of whole sentences
 one, --packing full|doc); no NSP, one segment; 15% of the tokens masked (80% <mask>, 10% random,
 10% kept) with a fresh mask for every (seed, epoch, sequence) — or, with --masking static, one of
 --static-copies masks made up front (BERT's dupe_factor). The batches walk the data epoch by epoch,
-so "epoch" means what it says. The summary compares held-out MLM accuracy with always predicting
-the most frequent token, and the MLM loss with a unigram model.
+so "epoch" means what it says. With --whole-word-mask the words are masked whole: a word is a
+token starting with "Ġ" (a space before it) and the tokens that follow it up to the next such token
+(or special token); each sentence's first token also starts a word (fairseq's --mask-whole-words;
+minilm/corruption/roberta_wwm.py). The held-out blocks are masked the same way as the training ones.
+The summary compares held-out MLM accuracy with always predicting the most frequent token, and the
+MLM loss with a unigram model.
 """
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ def add_arguments(p):
     p.add_argument("--vocab-size", type=int, default=600,
                    help="byte-level BPE vocabulary: 5 specials + 256 bytes + merges (default 600)")
     p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+    p.add_argument("--whole-word-mask", action="store_true",
+                   help="mask whole words: the tokens after a \"Ġ\" token go with it (fairseq's --mask-whole-words)")
 
 
 def default_args(**overrides) -> argparse.Namespace:
@@ -60,6 +66,33 @@ def downstream_texts(seed: int, n: int = 1000) -> list[str]:
     so that the fine-tuning words have tokens of their own, as ``minilm.finetune`` does."""
     from minilm.data import sentiment_dataset
     return [e.text for e in sentiment_dataset(n, rng=np.random.default_rng([seed, 31]))]
+
+
+def word_start_blocks(docs, tokenizer, tokens_per_sample: int, mode: str = "full"):
+    """RoBERTa's blocks of ``docs`` (documents of sentence strings), with the word start of every token.
+
+    Returns ``(positions, ids, starts)``: ``ids`` (N,) and ``starts`` (N,) are every token of the
+    corpus in order, then ``</s>`` and ``<s>``, with a bool saying whether the token begins a word
+    (``bpe_word_starts`` of each sentence on its own: a sentence's first word, which has no space
+    before it, begins a word); ``positions`` is one index array per block, such that ``ids[p]`` are
+    exactly the blocks ``roberta_blocks`` makes of the encoded documents and ``starts[p]`` their
+    word starts. The flags follow the tokens through the packing because the *indices* are packed."""
+    from minilm.corruption import bpe_word_starts
+    from minilm.data import encode_documents, roberta_blocks
+    ids, starts, index_docs = [], [], []
+    for doc in encode_documents(docs, tokenizer.encode):
+        index_doc = []
+        for sentence in doc:
+            index_doc.append(list(range(len(ids), len(ids) + len(sentence))))
+            ids.extend(sentence)
+            starts.extend(bpe_word_starts(tokenizer.convert_ids_to_tokens(sentence), tokenizer.special_tokens))
+        index_docs.append(index_doc)
+    sep_index, bos_index = len(ids), len(ids) + 1              # the entries of </s> and <s>
+    ids = np.asarray(ids + [tokenizer.eos_id, tokenizer.bos_id], dtype=np.int64)
+    starts = np.asarray(starts + [True, True], dtype=bool)
+    positions = [np.asarray(b, dtype=np.int64) for b in roberta_blocks(
+        index_docs, tokens_per_sample, bos_id=bos_index, sep_id=sep_index, mode=mode)]
+    return positions, ids, starts
 
 
 def step_of(rng, fallback: int) -> int:
@@ -92,14 +125,22 @@ class RobertaRecipe:
             return [np.asarray(b, dtype=np.int64) for b in roberta_blocks(
                 ids, args.tokens_per_sample, bos_id=tok.bos_id, sep_id=tok.eos_id, mode=args.packing)]
 
-        self.train_blocks, val_blocks = blocks(train_docs), blocks(val_docs)[:128]
         self.masker = functools.partial(roberta_mask, mask_id=tok.mask_id, vocab_size=V,
                                         nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id, prob=args.mask_prob)
-        self.data = MaskedDataset(self.train_blocks, self.masker, seed=args.seed,
+        self.whole_word = getattr(args, "whole_word_mask", False)
+        if self.whole_word:
+            self.train_blocks, self.train_word_starts, sequences, masker = self._whole_word_data(
+                train_docs, args, V)
+            _, _, val_sequences, val_masker = self._whole_word_data(val_docs, args, V)
+            val_sequences = val_sequences[:128]
+        else:
+            self.train_blocks, val_blocks = blocks(train_docs), blocks(val_docs)[:128]
+            sequences, masker, val_sequences, val_masker = self.train_blocks, self.masker, val_blocks, self.masker
+        self.data = MaskedDataset(sequences, masker, seed=args.seed,
                                   dynamic=args.masking == "dynamic", static_copies=args.static_copies)
         # the held-out blocks get one fixed mask each, so that evaluations are comparable
-        self.val = self._arrays([self.masker(b, rng=np.random.default_rng([args.seed, 99, i]))
-                                 for i, b in enumerate(val_blocks)])
+        self.val = self._arrays([val_masker(b, rng=np.random.default_rng([args.seed, 99, i]))
+                                 for i, b in enumerate(val_sequences)])
         self.seed, self.batch_size, self._draws = args.seed, args.batch_size, 0
         self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=args.tokens_per_sample,
                                           n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
@@ -107,6 +148,21 @@ class RobertaRecipe:
         self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(args.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
         self.unigram = NGramLM(order=1).fit(self.train_blocks, V)
+
+    def _whole_word_data(self, docs, args, V):
+        """--whole-word-mask: (blocks, word starts, sequences, masker) for MaskedDataset. Its sequences
+        are the blocks' token *indices* (``word_start_blocks``), so the masker can look up both the
+        ids and the word starts of what it is given."""
+        from minilm.corruption import roberta_whole_word_mask
+        tok = self.tokenizer
+        positions, flat_ids, flat_starts = word_start_blocks(docs, tok, args.tokens_per_sample, args.packing)
+        block_ids, starts = [flat_ids[p] for p in positions], [flat_starts[p] for p in positions]
+
+        def masker(index_block, *, rng):
+            return roberta_whole_word_mask(flat_ids[index_block], flat_starts[index_block], mask_id=tok.mask_id,
+                                           vocab_size=V, nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id,
+                                           prob=args.mask_prob, rng=rng)
+        return block_ids, starts, positions, masker
 
     def _arrays(self, masked_pairs):
         """[(inputs, targets)] of different lengths → padded inputs, attention mask, -100 labels."""

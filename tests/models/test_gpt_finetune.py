@@ -1,10 +1,13 @@
 """``minilm.gpt_finetune``: GPT-1 fine-tuning with the auxiliary LM loss (Task 12.1 in a pipeline)."""
+import json
+
 import numpy as np
 import pytest
 
 from autograd import no_grad
 from autograd.errors import ConfigError, ShapeError
-from minilm.gpt_finetune import GPTForSequenceClassification, format_gpt_report, lm_loss_padded, run_gpt_finetune
+from minilm.gpt_finetune import (GPTForSequenceClassification, format_gpt_report, gpt_evaluate, lm_loss_padded,
+                                 run_gpt_finetune, text_baselines)
 from minilm.models.gpt import GPT, GPTConfig
 
 PAD = 0
@@ -90,12 +93,71 @@ def test_run_gpt_finetune_tiny_reports_every_seed_and_lambda():
     assert again["accuracy"] == r["accuracy"]                 # seeded: the same numbers
     report = format_gpt_report(r)
     assert "λ = 0.0" in report and "λ = 0.5" in report
+    assert "bag of words" in report and "majority class" in report and "held-out task loss" in report
+
+
+def test_run_reports_losses_metrics_and_baselines():
+    r = run_gpt_finetune(0.5, seeds=(0, 1, 2), steps=3, pretrain_steps=2, batch_size=8, n_docs=10, n_train=40,
+                         n_test=30, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    # held-out task losses: before fine-tuning the head is random, so about log 2
+    assert len(r["initial_test_loss"]) == 3 and abs(r["initial_loss"] - np.log(2)) < 0.1
+    assert np.isclose(r["initial_loss"], np.mean(r["initial_test_loss"]))
+    assert np.isclose(r["final_loss"], np.mean(r["test_loss"]["0.5"]))
+    assert r["metrics"] == r["metrics_by_lambda"]["0.5"]
+    assert np.isclose(r["metrics"]["accuracy"], r["mean_accuracy"]["0.5"])
+    assert set(r["metrics"]) == {"accuracy", "negation_accuracy", "plain_accuracy", "test_loss"}
+    for key in ("bow_accuracy", "bow_negation_accuracy", "bow_loss", "majority_accuracy", "majority_loss"):
+        assert len(r["baselines_per_seed"][key]) == 3
+        assert np.isclose(r["baselines"][key], np.mean(r["baselines_per_seed"][key]))
+    for key in ("train_loss_first", "train_loss_last", "test_loss"):
+        assert set(r[key]) == {"0.0", "0.5"} and len(r[key]["0.0"]) == 3
+    json.dumps(r)                                             # what --json prints
+    only = run_gpt_finetune(0.0, seeds=(0,), steps=2, pretrain_steps=0, batch_size=8, n_docs=10, n_train=20,
+                            n_test=10, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    assert only["lambdas"] == [0.0] and only["metrics"] == only["metrics_by_lambda"]["0.0"]
+
+
+def test_text_baselines_by_hand():
+    train = ["good", "good", "bad", "fine"]
+    y_train = np.array([1, 1, 0, 1])                          # majority: 1, frequencies (1/4, 3/4)
+    test, y_test = ["good", "bad", "not good"], np.array([1, 0, 0])
+    b = text_baselines(train, y_train, test, y_test, negated=[False, False, True])
+    assert np.isclose(b["majority_accuracy"], 1 / 3)
+    assert np.isclose(b["majority_loss"], -(np.log(0.75) + 2 * np.log(0.25)) / 3)
+    assert b["bow_plain_accuracy"] == 1.0 and b["bow_negation_accuracy"] == 0.0   # "not good" reads as good
+    assert np.isclose(b["bow_accuracy"], 2 / 3) and b["bow_loss"] > 0
+
+
+def test_gpt_evaluate_loss_is_the_mean_cross_entropy():
+    model = _model()
+    ids, mask = _batch()
+    labels = np.array([0, 1, 1])
+    correct, loss = gpt_evaluate(model, ids, mask, labels, batch_size=2)      # two chunks
+    with no_grad():
+        logits = model(ids, mask)["logits"].data
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    assert np.isclose(loss, -logp[np.arange(3), labels].mean(), atol=1e-5)
+    assert np.array_equal(correct, logits.argmax(-1) == labels)
+
+
+def test_cli_json_has_losses_metrics_and_baselines(capsys):
+    from minilm.cli import main
+    assert main(["finetune", "--family", "gpt", "--aux-lm", "0.5", "--seeds", "3", "--steps", "2",
+                 "--pretrain-steps", "1", "--n-train", "30", "--n-test", "20", "--n-embd", "16", "--n-layer", "1",
+                 "--batch-size", "8", "--quiet", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    for key in ("initial_loss", "final_loss", "metrics", "baselines", "mean_accuracy", "std_accuracy"):
+        assert key in r
+    assert r["seeds"] == [0, 1, 2] and r["lambdas"] == [0.0, 0.5] and r["n_train"] == 30
 
 
 @pytest.mark.slow
 def test_gpt_learns_negation():
-    """The defaults (pre-training 300 steps, fine-tuning 300): λ = 0 reaches ≈ 96% on seed 0; λ = 0.5
-    learns more slowly at this size (≈ 79%) but well above chance."""
+    """The defaults (200 labelled sentences, pre-training 300 steps, fine-tuning 300): on seed 0 both
+    λ = 0 and λ = 0.5 reach ≈ 96% (measured 96.0% / 96.1%), far above the bag of words (≈ 68%), and
+    the held-out task loss falls from ≈ log 2 to ≈ 0.18."""
     r = run_gpt_finetune(0.5, seeds=(0,), progress=False)
-    assert r["accuracy"]["0.0"][0] > 0.85
-    assert r["accuracy"]["0.5"][0] > 0.65
+    bow = r["baselines"]["bow_accuracy"]
+    assert r["accuracy"]["0.0"][0] > 0.85 and r["accuracy"]["0.0"][0] > bow + 0.15
+    assert r["accuracy"]["0.5"][0] > 0.85 and r["accuracy"]["0.5"][0] > bow + 0.15
+    assert r["final_loss"] < 0.5 * r["initial_loss"]
