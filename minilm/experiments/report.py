@@ -43,12 +43,15 @@ def markdown_table(plan, values: dict) -> str:
     return "\n".join([line(headers), sep] + [line(r) for r in rows])
 
 
-def markdown_report(name: str, plan, values: dict, seeds, command: str, seconds: float) -> str:
-    """The table with its caption: the question, the command that made it, seeds and settings."""
+def markdown_report(name: str, plan, values: dict, seeds, command: str, seconds: float,
+                    cpu_seconds: float | None = None) -> str:
+    """The table with its caption: the question, the command that made it, seeds, time and settings.
+    CPU time (all threads, all runs) is the cost that does not depend on how busy the machine was."""
     settings = ", ".join(f"{k}={v}" for k, v in plan.settings.items())
     lines = [f"### {name}: {plan.title}", "",
              f"`{command}` — mean ± standard deviation over {len(seeds)} seeds ({', '.join(map(str, seeds))}); "
-             f"{seconds / 60:.1f} min.", "", markdown_table(plan, values), ""]
+             f"{seconds / 60:.1f} min wall-clock" + (f", {cpu_seconds / 60:.1f} min of CPU" if cpu_seconds else "")
+             + ".", "", markdown_table(plan, values), ""]
     if plan.notes:
         lines += list(plan.notes) + [""]
     lines.append(f"Settings: {settings}.")

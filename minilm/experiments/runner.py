@@ -40,16 +40,16 @@ def _previous_runs(path: Path, name: str, settings: dict) -> dict:
     if old.get("settings") != json.loads(json.dumps(settings)):
         print(f"--resume: {path} was made with other settings; starting afresh", file=sys.stderr)
         return {}
-    return {(r["condition"], r["seed"]): r["metrics"] for r in old.get("runs", [])}
+    return {(r["condition"], r["seed"]): r for r in old.get("runs", [])}
 
 
 def _run_pair(module_name: str, condition: str, seed: int, settings: dict) -> dict:
     import importlib
     module = importlib.import_module(module_name)
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     metrics = module.run_one(condition, seed, settings)
     return {"condition": condition, "seed": seed, "metrics": {k: float(v) for k, v in metrics.items()},
-            "seconds": round(time.time() - t0, 1)}
+            "seconds": round(time.time() - t0, 1), "cpu_seconds": round(time.process_time() - c0, 1)}
 
 
 def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], out_dir, jobs: int = 1,
@@ -62,7 +62,7 @@ def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], ou
     json_path = out_dir / f"{name}.json"
     done = _previous_runs(json_path, name, plan.settings) if resume else {}
     pairs = [(c, s) for s in seeds for c in plan.conditions]
-    runs = [{"condition": c, "seed": s, "metrics": done[(c, s)], "seconds": 0.0} for c, s in pairs if (c, s) in done]
+    runs = [dict(done[(c, s)], condition=c, seed=s) for c, s in pairs if (c, s) in done]
     todo = [(c, s) for c, s in pairs if (c, s) not in done]
     if runs:
         print(f"reusing {len(runs)} runs from {json_path}", file=sys.stderr)
@@ -111,7 +111,8 @@ def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], ou
     for r in sorted(runs, key=lambda r: (r["seed"], plan.conditions.index(r["condition"]))):
         for k, v in r["metrics"].items():
             values.setdefault(r["condition"], {}).setdefault(k, []).append(v)
-    md = report.markdown_report(name, plan, values, seeds, command or f"minilm experiment {name}", seconds)
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in runs)  # the load-independent cost (reused runs included)
+    md = report.markdown_report(name, plan, values, seeds, command or f"minilm experiment {name}", seconds, cpu)
     md_path = out_dir / f"{name}.md"
     md_path.write_text(md, encoding="utf-8")
     png = report.figure(name, plan, values, out_dir / f"{name}.png")
@@ -122,6 +123,6 @@ def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], ou
               "settings": plan.settings, "conditions": plan.conditions,
               "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
               "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
-              "seconds": round(seconds, 1)}
+              "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1)}
     _write_json(json_path, result)
     return result
