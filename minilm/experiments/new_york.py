@@ -1,0 +1,191 @@
+"""Multi-token names masked together: independent (BERT) vs factorised (XLNet) prediction.
+
+Yang et al. 2019 (XLNet), §2.6, on "New York is a city" with both name tokens masked: BERT's
+objective is log p(New | is a city) + log p(York | is a city) — the two are predicted
+independently — while XLNet, with the order [is, a, city, New, York], has
+log p(New | is a city) + log p(York | New, is a city): the second token can depend on the first,
+"a dependency BERT cannot learn".
+
+The miniature: the synthetic corpus writes names of two or three words (new york, new delhi,
+new orleans, los angeles, las vegas, san francisco, san diego, hong kong, buenos aires,
+rio de janeiro; one WordPiece token per word) in sentences such as "the dog from NAME runs .".
+A name is drawn at random for each sentence, so NO context tells WHICH name it is: exact names
+are capped near the most frequent name's share (about 10%, the reference row), and the part a
+model can get right is the inside of a name: after "new" comes york, delhi or orleans, never
+angeles. Probes: the names in fresh synthetic documents (up to 600), a window of 16 tokens
+around each, the whole name hidden, predicted greedily (minilm/models/xlnet_predict.py). Every
+model is pre-trained on the same 400-document corpus (same WordPiece vocabulary of 400) for
+--steps steps of 32 sequences, 2 layers, width 64.
+
+Rows:
+  most frequent name (no model)  always the training corpus's most frequent name
+  BERT (MLM+NSP, independent)    minilm/recipes/bert.py (pairs of 32 tokens, 15% masked); the
+                                 probe window behind [CLS], the name [MASK]ed, every token the
+                                 argmax of its own softmax
+  XLNet, independent             one XLNet (minilm/recipes/xlnet.py, --K 2) predicting every
+                                 name token from the context alone (BERT's assumption)
+  XLNet, factorised L->R         the same model: p(new) then p(york | new), each step greedy
+  XLNet, factorised R->L         the same model: p(york) then p(new | york)
+
+(K = 2, half of every 16-token window predicted, because at XLNet's K = 6 two adjacent targets
+are rare and the name probe stays near 0; the XLNet is trained once per seed and reused by its
+three rows.) A three-word name (rio de janeiro, about a tenth of the probes) is "real" only if
+all three words are.
+
+Metrics: exact names (every token of the name right), name tokens (per-token accuracy), and
+real names (the predicted tokens spell SOME name of the corpus — "new york" for "new delhi" is
+wrong but real, "new angeles" is not).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections import Counter
+
+import numpy as np
+
+from minilm.experiments import Metric, Plan
+
+NAME = "new-york"
+HELP = "multi-token names: BERT's independent vs XLNet's factorised prediction"
+
+REFERENCE = "most frequent name (no model)"
+BERT = "BERT (MLM+NSP, independent)"
+XLNET_ORDERS = {"XLNet, independent": "independent",
+                "XLNet, factorised L->R": "left_to_right",
+                "XLNet, factorised R->L": "right_to_left"}
+CONDITIONS = [REFERENCE, BERT, *XLNET_ORDERS]
+
+_CACHE: dict = {}   # (seed, settings) -> trained XLNet recipe; its three rows share one training run
+
+
+def add_arguments(p):
+    p.add_argument("--steps", type=int, default=None, help="pre-training steps of each model (default 2000; quick 200)")
+    p.add_argument("--K", type=float, default=None, help="XLNet's partial prediction 1/K (default 2)")
+    p.add_argument("--no-bert", action="store_true", help="leave out the BERT row (saves a third of the time)")
+
+
+def plan(args, quick: bool) -> Plan:
+    settings = {"docs": 400, "steps": 200 if quick else 2000, "K": 2.0, "block_size": 16, "bert_max_seq_length": 32,
+                "n_layer": 2, "n_head": 4, "n_embd": 64, "batch_size": 32, "vocab_size": 400,
+                "probe_docs": 120 if quick else 400, "max_probes": 200 if quick else 600}
+    if args is not None:
+        if getattr(args, "steps", None) is not None:
+            settings["steps"] = int(args.steps)
+        if getattr(args, "K", None) is not None:
+            settings["K"] = float(args.K)
+    conditions = [c for c in CONDITIONS if not (c == BERT and getattr(args, "no_bert", False))]
+    return Plan(
+        title="is a masked multi-token name predicted better one token at a time?",
+        conditions=conditions,
+        metrics=[Metric("joint_accuracy", "exact names"), Metric("coherent_rate", "real names"),
+                 Metric("token_accuracy", "name tokens")],
+        settings=settings,
+        notes=["Names are drawn at random in the corpus, so no context tells which one: exact names are capped "
+               "near the most frequent name's share; 'real names' (the prediction spells some name of the "
+               "corpus) is where predicting one token after the other shows.",
+               "Yang et al. 2019, §2.6: BERT predicts 'New' and 'York' independently; XLNet's factorisation "
+               "gives p(York | New, context)."])
+
+
+def _recipe_args(module, settings: dict, seed: int, **extra) -> argparse.Namespace:
+    """A recipe's command-line defaults with this experiment's sizes."""
+    p = argparse.ArgumentParser()
+    module.add_arguments(p)
+    args = p.parse_args([])
+    args.seed = seed
+    for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size"):
+        setattr(args, key, settings[key])
+    for key, value in extra.items():
+        setattr(args, key, value)
+    return args
+
+
+def _train(recipe, module, settings: dict, seed: int):
+    from minilm.train import TrainConfig, train
+    lr = module.TRAIN_DEFAULTS["lr"]
+    steps = settings["steps"]
+    cfg = TrainConfig(steps=steps, lr=lr, warmup=max(1, steps // 10), eval_every=steps, checkpoint_every=steps,
+                      seed=seed)
+    with tempfile.TemporaryDirectory() as out:
+        train(recipe, cfg, out, progress=False, plot=False)
+    return recipe.model
+
+
+def probes_for(tokenizer, settings: dict, seed: int) -> dict:
+    """Name probes (``xlnet_predict.name_probes``) in fresh synthetic documents, not the training text."""
+    from minilm.data import synthetic_corpus
+    from minilm.models.xlnet_predict import name_probes
+    from minilm.recipes.common import stream
+    docs = synthetic_corpus(settings["probe_docs"], rng=np.random.default_rng([seed, 4242]))
+    return name_probes(stream(docs, tokenizer), tokenizer, block_size=settings["block_size"],
+                       max_probes=settings["max_probes"])
+
+
+def most_frequent_name(train_ids, tokenizer, names=None) -> tuple[int, ...]:
+    """The name (a tuple of ids) that occurs most often in the token stream ``train_ids``."""
+    from minilm.models.xlnet_predict import name_probes
+    found = name_probes(train_ids, tokenizer, block_size=8, names=names)
+    counts = Counter(tuple(row[m].tolist()) for row, m in zip(found["input_ids"], found["is_target"]))
+    return max(sorted(counts), key=lambda n: counts[n])
+
+
+def fill_names(probes: dict, name: tuple) -> np.ndarray:
+    """The probes with every hidden name replaced by ``name`` (cut or padded with its last id to fit)."""
+    out = probes["input_ids"].copy()
+    for r, span in enumerate(probes["is_target"]):
+        k = int(span.sum())
+        out[r, span] = (list(name) + [name[-1]] * k)[:k]
+    return out
+
+
+def bert_predict(model, tokenizer, probes: dict) -> np.ndarray:
+    """BERT's guess: [CLS] + window with every name token [MASK]ed; each its own argmax. (N, T)."""
+    from autograd import no_grad
+    ids, is_target = probes["input_ids"], probes["is_target"]
+    N, T = ids.shape
+    x = np.concatenate([np.full((N, 1), tokenizer.cls_id), np.where(is_target, tokenizer.mask_id, ids)], axis=1)
+    model.eval()
+    with no_grad():
+        logits = model(x, np.zeros_like(x), np.ones_like(x))["mlm_logits"].data    # (N, T + 1, V)
+    guess = logits[:, 1:].argmax(-1)                                               # (N, T)
+    return np.where(is_target, guess, ids)
+
+
+def _xlnet(seed: int, settings: dict):
+    from minilm.recipes import xlnet
+    key = (seed, json.dumps(settings, sort_keys=True))
+    if key not in _CACHE:
+        _CACHE.clear()                                     # keep one model: the runner goes seed by seed
+        args = _recipe_args(xlnet, settings, seed, K=settings["K"], block_size=settings["block_size"], name_probes=0)
+        recipe = xlnet.build(args)
+        _train(recipe, xlnet, settings, seed)
+        _CACHE[key] = recipe
+    return _CACHE[key]
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.models.xlnet_predict import predict_in_order, score_name_predictions
+    if condition in XLNET_ORDERS:
+        recipe = _xlnet(seed, settings)
+        probes = probes_for(recipe.tokenizer, settings, seed)
+        predicted = predict_in_order(recipe.model, probes["input_ids"], probes["is_target"],
+                                     order=XLNET_ORDERS[condition])
+    elif condition == BERT:
+        from minilm.recipes import bert
+        recipe = bert.build(_recipe_args(bert, settings, seed, max_seq_length=settings["bert_max_seq_length"]))
+        probes = probes_for(recipe.tokenizer, settings, seed)
+        predicted = bert_predict(_train(recipe, bert, settings, seed), recipe.tokenizer, probes)
+    elif condition == REFERENCE:                     # the recipes' corpus and tokenizer, no model
+        from minilm.recipes.common import load_documents, stream, texts
+        from minilm.tokenizers import WordPieceTokenizer
+        from minilm.recipes import xlnet
+        train_docs, _ = load_documents(_recipe_args(xlnet, settings, seed))
+        tok = WordPieceTokenizer.train(texts(train_docs), settings["vocab_size"])
+        probes = probes_for(tok, settings, seed)
+        predicted = fill_names(probes, most_frequent_name(stream(train_docs, tok), tok))
+    else:
+        raise ValueError(f"new-york: unknown condition {condition!r}")
+    scores = score_name_predictions(predicted, probes)
+    return {k: float(v) for k, v in scores.items()}
