@@ -81,7 +81,7 @@ def test_new_york_plan_and_no_bert():
     import argparse
     full = new_york.plan(None, False)
     assert full.conditions == new_york.CONDITIONS and [m.key for m in full.metrics][:2] == \
-        ["joint_accuracy", "token_accuracy"]
+        ["joint_accuracy", "coherent_rate"]
     assert new_york.plan(None, True).settings["steps"] < full.settings["steps"]
     args = argparse.Namespace(steps=11, K=3.0, no_bert=True)
     p = new_york.plan(args, False)
