@@ -1,0 +1,110 @@
+"""ELECTRA's ablations at equal pre-training compute: where does its gain over BERT come from?
+
+Clark et al. 2020, §3.2 and Table 5 (GLUE dev score, small models, same compute): ELECTRA 85.0,
+All-Tokens MLM 84.3, Replace MLM 82.4, ELECTRA 15% 82.4, BERT 82.2. ELECTRA learns from every input
+token (the discriminator labels each one original or replaced); ELECTRA 15% computes that loss on
+the masked 15% only; Replace MLM is a masked LM that reads generator samples instead of [MASK];
+All-Tokens MLM predicts every token (with a copy mechanism). The paper reads it as: most of the gain
+comes from learning from all tokens, a smaller part from removing the [MASK] mismatch.
+
+The miniature: every pre-trained row is one ``minilm train electra`` run (the recipe of
+``minilm/recipes/electra.py`` with ``--objective electra | all_tokens_mlm | replace_mlm |
+electra15``) with the same corpus, steps, batch, learning rate and width/depth of the network that
+is kept (H = 64, 2 layers by default). "BERT (MLM)" is the same recipe with a full-width generator
+and λ = 0: the generator alone, a plain masked LM reading [MASK] (ELECTRA's 85% [MASK] / 15% kept
+corruption), and it is the network kept. "no pre-training" probes a freshly initialised encoder;
+"bag of words" is a logistic regression on the words of premise and hypothesis (no encoder).
+
+Downstream (``minilm.experiments.electra_common``): a frozen-encoder linear probe on the
+three-class entailment task (``minilm.data.entailment_dataset``; chance 33%), reading
+[h_CLS ; mean h] of the network the paper would fine-tune. A probe, because the sentiment task
+saturates (random encoders fine-tuned on it reach 100%; its words are not in the pre-training
+corpus either), and because fine-tuning teaches every encoder, the random one too: in a first
+check, 100 fine-tuning steps on 64-200 entailment pairs put a pre-trained ELECTRA 15 points above
+a random encoder, the probe 35 points.
+
+Metrics: **entailment probe accuracy** (the "GLUE score" of the miniature); **replaced-token AUC**
+on every held-out token (ELECTRA, ELECTRA 15%: does the discriminator tell replaced tokens from
+originals? 0.5 = no; ELECTRA 15% only ever learns on the masked 15%, so over all tokens it sits
+near 0.5); **generator MLM accuracy** on held-out masked tokens (for "BERT (MLM)" that is the
+model itself).
+"""
+from __future__ import annotations
+
+from minilm.experiments import Metric, Plan
+from minilm.experiments import electra_common as common
+
+NAME = "electra-ablation"
+HELP = "ELECTRA vs All-tokens MLM, Replace MLM, ELECTRA-15% and BERT at equal compute (Clark et al. Table 5)"
+
+# condition -> (recipe overrides, the network that is probed); None = not pre-trained
+CONDITIONS = {
+    "ELECTRA": ({"objective": "electra"}, "discriminator"),
+    "All-tokens MLM": ({"objective": "all_tokens_mlm"}, "discriminator"),
+    "Replace MLM": ({"objective": "replace_mlm"}, "discriminator"),
+    "ELECTRA 15%": ({"objective": "electra15"}, "discriminator"),
+    "BERT (MLM)": ({"objective": "electra", "generator_fraction": 1.0, "disc_weight": 0.0}, "generator"),
+    "no pre-training": None,
+    "bag of words": None,
+}
+PAPER_GLUE = {"ELECTRA": 85.0, "All-tokens MLM": 84.3, "Replace MLM": 82.4, "ELECTRA 15%": 82.4, "BERT (MLM)": 82.2}
+
+DEFAULTS = dict(steps=300, lr=2e-3, warmup=30, docs=400, n_layer=2, n_head=4, n_embd=64, batch_size=32,
+                max_seq_length=64, vocab_size=400, generator_fraction=0.25, probe_train=256, probe_test=1000)
+QUICK = dict(steps=60, lr=2e-3, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
+             max_seq_length=64, vocab_size=200, generator_fraction=0.25, probe_train=64, probe_test=150)
+
+
+def add_arguments(p):
+    p.add_argument("--steps", type=int, default=None,
+                   help=f"pre-training steps of every run (default {DEFAULTS['steps']}; --quick {QUICK['steps']})")
+    p.add_argument("--lr", type=float, default=None, help=f"pre-training peak learning rate (default {DEFAULTS['lr']})")
+    p.add_argument("--probe-train", type=int, default=None,
+                   help=f"labelled entailment pairs the probe is fitted on (default {DEFAULTS['probe_train']})")
+
+
+def settings_from(args, quick: bool) -> dict:
+    """The defaults (or the --quick toy sizes) with the command line's own options applied."""
+    s = dict(QUICK if quick else DEFAULTS)
+    for key in ("steps", "lr", "probe_train"):
+        value = getattr(args, key, None) if args is not None else None
+        if value is not None:
+            s[key] = value
+    return s
+
+
+def plan(args, quick: bool) -> Plan:
+    s = settings_from(args, quick)
+    return Plan(
+        title="which pre-training objective gives the best encoder at equal compute?",
+        conditions=list(CONDITIONS),
+        metrics=[Metric("probe", "entailment probe accuracy"),
+                 Metric("disc_auc", "replaced-token AUC", percent=False),
+                 Metric("generator_mlm", "generator MLM accuracy")],
+        settings=s,
+        notes=["Paper (Clark et al. 2020, Table 5, GLUE dev): ELECTRA 85.0, All-tokens MLM 84.3, Replace MLM 82.4, "
+               "ELECTRA 15% 82.4, BERT 82.2.",
+               f"Entailment: 3 classes (chance 33.3%); a linear probe on the frozen encoder, {s['probe_train']} "
+               f"training pairs, {s['probe_test']} test pairs. The AUC exists only for models with a "
+               "replaced-token detector (ELECTRA, ELECTRA 15%). It is measured over every held-out token; "
+               "ELECTRA 15% is trained on the masked 15% only, so its output elsewhere is untrained and "
+               "its AUC stays near 0.5."])
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    if condition == "bag of words":
+        return {"probe": common.bag_of_words_accuracy(seed, settings)}
+    spec = CONDITIONS[condition]
+    if spec is None:  # no pre-training: a freshly initialised ELECTRA discriminator, same tokenizer
+        recipe, _ = common.pretrain(seed, settings, steps=0, generator_fraction=settings["generator_fraction"])
+        encode, _ = common.encoder_of(recipe.model, "discriminator")
+        return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings)}
+    overrides, network = spec
+    overrides = {"generator_fraction": settings["generator_fraction"], **overrides}
+    recipe, metrics = common.pretrain(seed, settings, **overrides)
+    encode, _ = common.encoder_of(recipe.model, network)
+    out = {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),
+           **common.pretraining_metrics(metrics)}
+    if network == "generator":  # λ = 0: the discriminator never trained, its AUC means nothing
+        out.pop("disc_auc", None)
+    return out

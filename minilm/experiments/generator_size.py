@@ -1,0 +1,66 @@
+"""How big should ELECTRA's generator be? Downstream score against the generator's width.
+
+Clark et al. 2020, §3.2 and Figure 3 (left): GLUE score against the generator's hidden size, for
+discriminators of several sizes, at the same number of training steps. Each curve is an inverted
+U: "models work best with generators 1/4-1/2 the size of the discriminator". The paper's reading:
+a too-strong generator makes the task too hard for the discriminator (its samples are hard to
+tell from the original) and costs compute, a too-weak one makes it too easy.
+
+The miniature: one ``minilm train electra`` run per fraction (``--generator-fraction``, the
+generator's hidden size as a fraction of the discriminator's H = 64: 1/8 → 8 units, 1/4 → 16,
+1/2 → 32, 3/4 → 48, 1 → 64; the depth stays the discriminator's), same steps, batch and learning
+rate, and the same downstream protocol as ``electra-ablation`` (``electra_common``): a
+frozen-discriminator linear probe on the three-class entailment task (chance 33%).
+
+Metrics: **entailment probe accuracy** of the discriminator; **replaced-token AUC** on held-out
+text (how well the discriminator spots the generator's replacements: a weaker generator makes
+easier replacements, so expect it to fall as the generator grows); **generator MLM accuracy** on
+held-out masked tokens (how strong the generator is); **replaced share** (the share of the tokens
+the discriminator sees that were actually replaced: a good generator often samples the original).
+"""
+from __future__ import annotations
+
+from minilm.experiments import Metric, Plan
+from minilm.experiments import electra_common as common
+from minilm.experiments.electra_ablation import DEFAULTS, QUICK
+
+NAME = "generator-size"
+HELP = "ELECTRA's downstream score and discriminator AUC against the generator's size (Clark et al. Fig. 3)"
+
+FRACTIONS = {"1/8": 0.125, "1/4": 0.25, "1/2": 0.5, "3/4": 0.75, "1": 1.0}
+
+
+def add_arguments(p):
+    p.add_argument("--steps", type=int, default=None,
+                   help=f"pre-training steps of every run (default {DEFAULTS['steps']}; --quick {QUICK['steps']})")
+    p.add_argument("--lr", type=float, default=None, help=f"pre-training peak learning rate (default {DEFAULTS['lr']})")
+
+
+def plan(args, quick: bool) -> Plan:
+    s = {k: v for k, v in (QUICK if quick else DEFAULTS).items() if k != "generator_fraction"}
+    for key in ("steps", "lr"):
+        value = getattr(args, key, None) if args is not None else None
+        if value is not None:
+            s[key] = value
+    H = s["n_embd"]
+    widths = ", ".join(f"{c} → {max(8, min(H, round(f * H)))}" for c, f in FRACTIONS.items())  # ElectraConfig's rule
+    return Plan(
+        title="does a generator 1/4-1/2 the discriminator's size give the best discriminator?",
+        conditions=list(FRACTIONS),
+        metrics=[Metric("probe", "entailment probe accuracy"),
+                 Metric("disc_auc", "replaced-token AUC", percent=False),
+                 Metric("generator_mlm", "generator MLM accuracy"),
+                 Metric("replaced_rate", "replaced share")],
+        settings=s,
+        x=dict(FRACTIONS), xlabel=f"generator size / discriminator size (H = {H})",
+        notes=["Paper (Clark et al. 2020, Figure 3 left): an inverted U, best at 1/4-1/2 of the discriminator's size.",
+               f"Generator widths: {widths} "
+               f"units (at least 8). Entailment: 3 classes (chance 33.3%); a linear probe on the frozen discriminator, "
+               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs."])
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    recipe, metrics = common.pretrain(seed, settings, objective="electra", generator_fraction=FRACTIONS[condition])
+    encode, _ = common.encoder_of(recipe.model, "discriminator")
+    return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),
+            **common.pretraining_metrics(metrics), "replaced_rate": metrics["replaced_rate"]}

@@ -1,0 +1,190 @@
+"""The two ELECTRA experiments (minilm/experiments/electra_ablation.py, generator_size.py and their
+shared electra_common.py): the probe, the features, the pairs, the plans, and one quick run each."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from autograd import Tensor
+from autograd.errors import ConfigError
+from minilm.experiments import EXPERIMENTS, electra_ablation, electra_common, generator_size
+from minilm.models.electra import ElectraConfig
+
+
+# ---- the linear probe -------------------------------------------------------------------------
+
+def test_probe_separates_separable_classes_and_is_chance_on_noise():
+    rng = np.random.default_rng(0)
+    centers = 4.0 * rng.standard_normal((3, 10))
+    y = rng.integers(0, 3, size=600)
+    x = centers[y] + rng.standard_normal((600, 10))
+    assert electra_common.probe_accuracy(x[:300], y[:300], x[300:], y[300:]) > 0.97
+    noise = rng.standard_normal((600, 10))
+    acc = electra_common.probe_accuracy(noise[:300], y[:300], noise[300:], y[300:])
+    assert abs(acc - 1 / 3) < 0.1  # no signal: chance, within ~3.5 standard errors of 300 draws
+
+
+def test_probe_standardises_with_the_training_rows_only():
+    # a feature scaled by 1000 must not swamp the others: the probe sees standardised features
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, size=400)
+    x = np.stack([y + 0.3 * rng.standard_normal(400), 1000 * rng.standard_normal(400)], axis=1)
+    assert electra_common.probe_accuracy(x[:200], y[:200], x[200:], y[200:]) > 0.9
+    # test rows shifted far away are not re-centred on their own mean
+    shifted = x[200:] + np.array([5.0, 0.0])
+    assert electra_common.probe_accuracy(x[:200], y[:200], shifted, y[200:]) < 0.7
+
+
+def test_probe_is_deterministic_and_leaves_inputs_alone():
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((100, 4)), rng.integers(0, 3, size=100)
+    before = x.copy()
+    a = electra_common.probe_accuracy(x[:50], y[:50], x[50:], y[50:])
+    assert a == electra_common.probe_accuracy(x[:50], y[:50], x[50:], y[50:])
+    np.testing.assert_array_equal(x, before)
+
+
+# ---- features and pairs -----------------------------------------------------------------------
+
+def test_sentence_features_are_cls_beside_the_mean_over_real_tokens():
+    h = np.arange(2 * 3 * 2, dtype=np.float64).reshape(2, 3, 2)  # (N, T, H)
+
+    def encode(ids, mask):  # the first id says which row of h to return
+        return Tensor(h[ids[:, 0]])
+    mask = np.array([[1, 1, 0], [1, 1, 1]])
+    f = electra_common.sentence_features(encode, np.array([[0, 5, 5], [1, 5, 5]]), mask, batch_size=1)
+    assert f.shape == (2, 4)
+    np.testing.assert_allclose(f[0], [0, 1, 1, 2])       # h[CLS] = (0, 1); mean of rows 0, 1 only (pad ignored)
+    np.testing.assert_allclose(f[1], [6, 7, 8, 9])
+
+
+class _Tok:
+    """The three calls entailment_pairs needs, on whitespace words."""
+    pad_id, cls_id, sep_id = 0, 2, 3
+
+    def encode_pair(self, a, b):
+        ids = [2, *[10 + len(w) for w in a.split()], 3, *[10 + len(w) for w in b.split()], 3]
+        return ids, [0] * len(ids)
+
+
+def test_entailment_pairs_layout_and_labels():
+    ids, mask, y, texts = electra_common.entailment_pairs(_Tok(), 30, np.random.default_rng(0))
+    assert ids.shape[0] == mask.shape[0] == len(y) == len(texts) == 30
+    assert (ids[:, 0] == 2).all() and set(y) <= {0, 1, 2}
+    for row, m, (p, h) in zip(ids, mask, texts):
+        n = int(m.sum())
+        assert n == len(p.split()) + len(h.split()) + 3 and (row[n:] == 0).all() and row[n - 1] == 3
+    again = electra_common.entailment_pairs(_Tok(), 30, np.random.default_rng(0))
+    np.testing.assert_array_equal(ids, again[0])
+
+
+def test_bag_of_words_reference_beats_chance_on_entailment():
+    acc = electra_common.bag_of_words_accuracy(0, {"probe_train": 300, "probe_test": 300})
+    assert 0.4 < acc <= 1.0
+
+
+# ---- which network is probed -------------------------------------------------------------------
+
+def test_encoder_of_picks_the_network_and_its_width():
+    from minilm.models.electra import Electra
+    model = Electra(ElectraConfig(vocab_size=20, max_position_embeddings=8, n_layer=1, n_head=2, n_embd=16,
+                                  generator_hidden_fraction=0.5, dropout=0.0), rng=np.random.default_rng(0))
+    ids, mask = np.array([[2, 7, 8, 3]]), np.ones((1, 4), dtype=np.int64)
+    encode, H = electra_common.encoder_of(model, "discriminator")
+    assert H == 16 and encode(ids, mask).shape == (1, 4, 16)
+    encode, G = electra_common.encoder_of(model, "generator")
+    assert G == 8 and encode(ids, mask).shape == (1, 4, 8)
+    with pytest.raises(ConfigError, match="network='teacher'"):
+        electra_common.encoder_of(model, "teacher")
+
+
+def test_ablation_rows_use_the_right_objective_and_network():
+    c = electra_ablation.CONDITIONS
+    assert {c[k][0]["objective"] for k in ("ELECTRA", "All-tokens MLM", "Replace MLM", "ELECTRA 15%")} == \
+        {"electra", "all_tokens_mlm", "replace_mlm", "electra15"}
+    assert all(c[k][1] == "discriminator" for k in ("ELECTRA", "All-tokens MLM", "Replace MLM", "ELECTRA 15%"))
+    bert, network = c["BERT (MLM)"]
+    assert network == "generator" and bert["disc_weight"] == 0.0
+    # equal width and depth: BERT's generator is as big as the other rows' main network
+    cfg = ElectraConfig(vocab_size=50, n_embd=64, n_head=4, generator_hidden_fraction=bert["generator_fraction"])
+    assert cfg.generator_hidden == cfg.n_embd and cfg.generator_layers == cfg.n_layer
+    assert c["no pre-training"] is None and set(electra_ablation.PAPER_GLUE) < set(c)
+
+
+def test_generator_fractions_give_distinct_widths_at_the_default_size():
+    H = electra_ablation.DEFAULTS["n_embd"]
+    widths = [ElectraConfig(vocab_size=50, n_embd=H, n_head=4, generator_hidden_fraction=f).generator_hidden
+              for f in generator_size.FRACTIONS.values()]
+    assert widths == sorted(set(widths)) and widths[-1] == H and len(widths) == len(generator_size.FRACTIONS)
+
+
+# ---- the plans ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [electra_ablation, generator_size])
+def test_plans_are_complete_and_quick_is_smaller(module):
+    assert EXPERIMENTS[module.NAME] == module.__name__
+    full, quick = module.plan(None, False), module.plan(None, True)
+    assert json.loads(json.dumps(full.settings)) == full.settings
+    for key in ("steps", "lr", "warmup", "docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
+                "vocab_size", "probe_train", "probe_test"):
+        assert key in full.settings and key in quick.settings
+    assert quick.settings["steps"] < full.settings["steps"] and quick.settings["n_embd"] < full.settings["n_embd"]
+    assert [m.key for m in full.metrics][:2] == ["probe", "disc_auc"]
+    if full.x is not None:
+        assert set(full.x) == set(full.conditions)
+
+
+def test_command_line_options_reach_the_settings():
+    import argparse
+    p = argparse.ArgumentParser()
+    electra_ablation.add_arguments(p)
+    s = electra_ablation.plan(p.parse_args(["--steps", "7", "--probe-train", "50"]), False).settings
+    assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.DEFAULTS["lr"]
+    p = argparse.ArgumentParser()
+    generator_size.add_arguments(p)
+    assert generator_size.plan(p.parse_args(["--lr", "0.001"]), True).settings["lr"] == 0.001
+
+
+def test_no_pretraining_row_is_an_untrained_encoder():
+    s = dict(electra_ablation.QUICK, docs=8, probe_train=12, probe_test=12)
+    recipe, metrics = electra_common.pretrain(0, s, steps=0)
+    assert metrics == {}
+    out = electra_ablation.run_one("no pre-training", 0, s)
+    assert set(out) == {"probe"} and 0.0 <= out["probe"] <= 1.0
+
+
+# ---- one quick run of each experiment (slow) ---------------------------------------------------
+
+def _run_quick(name, tmp_path, capsys):
+    from minilm.cli import main
+    assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (tmp_path / f"{name}.md").exists() and (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    assert out["seeds"] == [0, 1, 2]
+    runs = {(r["condition"], r["seed"]): r["metrics"] for r in out["runs"]}
+    assert set(runs) == {(c, s) for c in out["conditions"] for s in (0, 1, 2)}
+    for metrics in runs.values():
+        assert "probe" in metrics and all(math.isfinite(v) for v in metrics.values())
+        assert 0.0 <= metrics["probe"] <= 1.0
+    return out, runs
+
+
+@pytest.mark.slow
+def test_electra_ablation_quick(tmp_path, capsys):
+    out, runs = _run_quick("electra-ablation", tmp_path, capsys)
+    assert out["conditions"] == list(electra_ablation.CONDITIONS)
+    for s in (0, 1, 2):
+        # only the replaced-token detectors report an AUC; ELECTRA's beats chance (0.5) even at toy size
+        assert runs[("ELECTRA", s)]["disc_auc"] > 0.55 and 0.0 <= runs[("ELECTRA 15%", s)]["disc_auc"] <= 1.0
+        assert "disc_auc" not in runs[("BERT (MLM)", s)] and "disc_auc" not in runs[("Replace MLM", s)]
+        assert set(runs[("no pre-training", s)]) == {"probe"}
+
+
+@pytest.mark.slow
+def test_generator_size_quick(tmp_path, capsys):
+    out, runs = _run_quick("generator-size", tmp_path, capsys)
+    assert out["conditions"] == list(generator_size.FRACTIONS)
+    for (condition, seed), m in runs.items():
+        assert m["disc_auc"] > 0.55, (condition, seed)  # the discriminator beats chance at every size
+        assert 0.0 < m["replaced_rate"] < 0.2  # at most the masked 15%, minus correct samples
