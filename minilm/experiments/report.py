@@ -27,6 +27,9 @@ def cell(xs, percent: bool) -> str:
         return "–"
     if percent:
         return f"{100 * m:.1f} ± {100 * s:.1f}"
+    finite = [x for x in xs if x is not None and math.isfinite(x)]
+    if all(float(x).is_integer() for x in finite) and abs(m) >= 100:  # counts (parameters, tokens)
+        return f"{m:,.0f}" if s == 0 else f"{m:,.0f} ± {s:,.0f}"
     return f"{m:.3f} ± {s:.3f}"
 
 

@@ -38,6 +38,8 @@ def test_mean_sd_and_cell():
     assert report.mean_sd([float("nan")])[0] != report.mean_sd([float("nan")])[0]  # NaN when nothing finite
     assert report.cell([0.5, 0.7], percent=True) == "60.0 ± 14.1"
     assert report.cell([], percent=False) == "–"
+    assert report.cell([234112.0, 234112.0], percent=False) == "234,112"  # counts: no decimals
+    assert report.cell([1.0, 2.0], percent=False) == "1.500 ± 0.707"
 
 
 def test_run_writes_table_plot_json_and_resumes(tmp_path):
