@@ -15,7 +15,15 @@ bart-base/large):
   table has a 2-row offset, a quirk of its padding; left out);
 * **post-LN** blocks (LayerNorm after each residual sum, as in BERT and the original
   Transformer) and a LayerNorm on the embeddings (``layernorm_embedding``), no final LayerNorm;
-* **GELU** feed-forward of width 4·C, biases everywhere, init N(0, 0.02²), scaled 1/√d attention;
+* **GELU** feed-forward of width 4·C, biases everywhere, scaled 1/√d attention;
+* init N(0, σ²) of every weight and embedding. HF's ``init_std`` σ = 0.02 is bart-base's, at
+  C = 768: a gain σ·√C ≈ 0.55 per Linear. minilm keeps that gain at any width,
+  σ = 0.02·√(768/C) (0.069 at C = 64). A flat 0.02 at C = 64 (gain 0.16) trains a decoder that
+  ignores its encoder: within ~20 Adam steps the encoder's feed-forward outputs grow into one large
+  vector shared by every token, post-LN turns ``x + that vector`` into the same state for every
+  token, and the gradient that could tell the tokens apart again is divided by that vector's size.
+  The held-out loss is then the same with each example's own source as with another's
+  (``tests/models/test_bart.py::test_decoder_reads_the_encoder``);
 * the output layer **is** the shared embedding (no bias; HF's ``final_logits_bias`` is all zeros);
 * the decoder input is the target with ``</s>`` moved to the front (``shift_right`` with
   ``start = </s>``): target ``<s> x₁ … </s>`` → decoder input ``</s> <s> x₁ …``.
@@ -54,7 +62,7 @@ class BartConfig:
     max_positions: int = 128      # learned positions of each stack (bart: 1024)
     dropout: float = 0.0          # bart: 0.1
     eps: float = 1e-5             # LayerNorm ε
-    init_std: float = 0.02        # N(0, σ²) init of weights and embeddings (HF init_std)
+    init_std: float | None = None  # σ of the N(0, σ²) init; None = 0.02·√(768/C) (HF: 0.02 at C=768)
     pad_id: int = 0               # <pad>
     bos_id: int = 2               # <s>   (minilm's WordPiece vocabulary: [CLS])
     eos_id: int = 3               # </s>  (minilm's WordPiece vocabulary: [SEP]); the decoder's start
@@ -70,9 +78,16 @@ class BartConfig:
             raise ConfigError(f"BartConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"BartConfig: dropout={self.dropout} must be in [0, 1)")
+        if self.init_std is not None and not self.init_std > 0:
+            raise ConfigError(f"BartConfig: init_std={self.init_std!r} must be positive (or None)")
         for name in ("pad_id", "bos_id", "eos_id", "mask_id"):
             if not 0 <= getattr(self, name) < self.vocab_size:
                 raise ConfigError(f"BartConfig: {name}={getattr(self, name)} is outside [0, {self.vocab_size})")
+
+    @property
+    def initializer_std(self) -> float:
+        """σ of the init: ``init_std``, or bart-base's 0.02 scaled to keep its gain σ·√C at this width."""
+        return float(self.init_std) if self.init_std is not None else 0.02 * (768 / self.n_embd) ** 0.5
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -85,12 +100,13 @@ class BartStack(nn.Module):
         super().__init__()
         C = config.n_embd
         n_layer = config.n_layer if not decoder or config.n_decoder_layer is None else config.n_decoder_layer
-        self.embed_positions = LearnedPositionEmbedding(config.max_positions, C, rng=rng, init_std=config.init_std)
+        std = config.initializer_std
+        self.embed_positions = LearnedPositionEmbedding(config.max_positions, C, rng=rng, init_std=std)
         self.layernorm_embedding = nn.LayerNorm(C, eps=config.eps)
         self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
         self.blocks = nn.ModuleList([
             Block(C, config.n_head, config.n_inner, rng=rng, norm="post", activation="gelu",
-                  dropout=config.dropout, eps=config.eps, cross_attention=decoder, init_std=config.init_std)
+                  dropout=config.dropout, eps=config.eps, cross_attention=decoder, init_std=std)
             for _ in range(n_layer)])
 
     def forward(self, tok, mask, enc=None, enc_mask=None):
@@ -120,7 +136,7 @@ class Bart(nn.Module):
             raise ConfigError(f"Bart: config must be a BartConfig, got {type(config).__name__}")
         self.config = config
         rng = np.random.default_rng(config.seed) if rng is None else rng
-        self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=config.init_std)
+        self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=config.initializer_std)
         self.encoder = BartStack(config, rng=rng, decoder=False)
         self.decoder = BartStack(config, rng=rng, decoder=True)
 
