@@ -1,0 +1,249 @@
+"""Distillation: how much of a fine-tuned teacher's accuracy a shallower student keeps, and which
+objective mix keeps the most.
+
+The claims. DistilBERT (Sanh et al. 2019, Table 1 and §4): a 6-layer student of the 12-layer BERT
+base, initialised from every other teacher layer and trained with soft targets (KL at T, ×T²),
+the MLM loss and a cosine loss on the last hidden states, keeps 97% of BERT's GLUE score with 40%
+fewer parameters and runs 60% faster; in its ablation (Table 4) a random initialisation and
+dropping the soft targets cost the most GLUE points, dropping the cosine term less. TinyBERT
+(Jiao et al. 2020) adds MSE on every layer's hidden states (through a learned W_h) and attention
+scores. Hinton et al. (2015) scale the soft term by T² so that its gradients keep their size as
+T grows.
+
+The miniature (all of it ``minilm.distill`` and ``minilm.finetune``): per seed, one teacher — a
+4-layer BERT pre-trained with MLM + NSP on the synthetic corpus, then fine-tuned on a few hundred
+labelled pairs of the three-class entailment task (``minilm.data.entailment_dataset``: hypernyms,
+added details and negation decide the label; chance is 33%) — is trained once and kept for every
+condition of that seed. Each student is a BERT of the teacher's width and 1 or 2 layers,
+initialised from evenly spread teacher layers (DistilBERT's init; ``default_layer_map``), its
+embeddings and classifier, then trained on the same labelled pairs with one objective:
+
+    hard labels               CE(student, y)                      (fine-tuning a truncated teacher)
+    soft targets              ½ CE + ½ T²·KL(teacher ‖ student) at T = 2      (Hinton et al.)
+    soft + cosine             + 1 − cos(h_s, h_t) on the last hidden states   (DistilBERT)
+    soft + hidden/attn MSE    + MSE(H_s W_h, H_t) on every state + MSE of attention scores (TinyBERT)
+
+Metrics on held-out pairs: **retained**, the student's accuracy as a share of its teacher's
+(DistilBERT's "97%"); **accuracy** itself; the student's inference **size** as a share of the
+teacher's parameters. The teacher row is the reference (100% by definition).
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+
+import numpy as np
+
+from autograd.errors import ConfigError
+from minilm.experiments import Metric, Plan
+
+NAME = "distillation"
+HELP = "DistilBERT / TinyBERT: student depth and objective vs the share of the teacher's accuracy kept"
+
+CONDITIONS = {  # row label -> (student layers, objective); the teacher row is the reference
+    "teacher": None,                     # shown as "teacher (N layers)"
+    "1 layer: hard labels": (1, "hard"),
+    "1 layer: soft targets": (1, "soft"),
+    "1 layer: soft + cosine": (1, "cosine"),
+    "1 layer: soft + hidden/attn MSE": (1, "tinybert"),
+    "2 layers: hard labels": (2, "hard"),
+    "2 layers: soft + cosine": (2, "cosine"),
+    "2 layers: soft + hidden/attn MSE": (2, "tinybert"),
+}
+OBJECTIVES = {  # DistillWeights of each objective (minilm/distill.py)
+    "hard": {"hard": 1.0, "soft": 0.0},
+    "soft": {"hard": 0.5, "soft": 0.5},
+    "cosine": {"hard": 0.5, "soft": 0.5, "cos": 1.0},
+    "tinybert": {"hard": 0.5, "soft": 0.5, "hidden_mse": 1.0, "attention": 1.0},
+}
+DEFAULTS = {"teacher_layers": 4, "n_embd": 64, "n_head": 2, "vocab_size": 400, "docs": 200,
+            "pretrain_steps": 150, "teacher_steps": 400, "n_train": 300, "n_test": 1000,
+            "student_steps": 100, "batch_size": 32, "lr": 1e-3, "temperature": 2.0, "max_len": 32}
+QUICK = {"teacher_layers": 2, "n_embd": 32, "docs": 40, "pretrain_steps": 10, "teacher_steps": 20,
+         "n_train": 200, "n_test": 200, "student_steps": 10}
+
+
+def add_arguments(p):
+    p.add_argument("--n-train", type=int, default=None,
+                   help=f"labelled training pairs for teacher and students (default {DEFAULTS['n_train']})")
+    p.add_argument("--student-steps", type=int, default=None,
+                   help=f"distillation steps per student (default {DEFAULTS['student_steps']})")
+    p.add_argument("--temperature", type=float, default=None,
+                   help=f"T of the soft targets (default {DEFAULTS['temperature']})")
+
+
+def teacher_label(settings: dict) -> str:
+    """The reference row's label: ``teacher (N layers)``."""
+    return f"teacher ({settings['teacher_layers']} layers)"
+
+
+def weights_for(objective: str, temperature: float):
+    """The ``DistillWeights`` of one objective of :data:`OBJECTIVES`."""
+    from minilm.distill import DistillWeights
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"distillation: unknown objective {objective!r}, expected one of {list(OBJECTIVES)}")
+    return DistillWeights(temperature=temperature, **OBJECTIVES[objective])
+
+
+def encode_pairs(tokenizer, examples, max_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[CLS] premise [SEP] hypothesis [SEP]`` for every example: ids and attention mask (N, T).
+    The segment ids are dropped: ``minilm.distill`` and ``classification_accuracy`` feed none, and
+    the [SEP] already marks the boundary."""
+    from minilm.data import pad_batch
+    seqs = [tokenizer.encode_pair(e.premise, e.hypothesis)[0] for e in examples]
+    return pad_batch(seqs, tokenizer.pad_id, min(max(len(s) for s in seqs), max_len), truncate=True)
+
+
+# ---- the teacher: trained once per (seed, teacher settings) in a process ---------------------------
+
+TEACHER_KEYS = ("teacher_layers", "n_embd", "n_head", "vocab_size", "docs", "pretrain_steps", "teacher_steps",
+                "n_train", "n_test", "batch_size", "max_len")
+_CACHE: dict = {}   # {(seed, teacher settings as JSON): bundle}; a run's result never depends on it
+
+
+def teacher_bundle(seed: int, settings: dict) -> dict:
+    """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs and
+    its held-out accuracy. Deterministic for (seed, settings); cached (the latest one) so that every
+    condition of a seed reuses it."""
+    key = (seed, json.dumps({k: settings[k] for k in TEACHER_KEYS}, sort_keys=True))
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = _train_teacher(seed, settings)
+    return _CACHE[key]
+
+
+def _train_teacher(seed: int, s: dict) -> dict:
+    from minilm.data import entailment_dataset, synthetic_corpus
+    from minilm.finetune import classification_accuracy, finetune_classifier, pretrain_bert
+    from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification
+    from minilm.tokenizers import WordPieceTokenizer
+    data_rng = np.random.default_rng([seed, 1])
+    train, test = entailment_dataset(s["n_train"], rng=data_rng), entailment_dataset(s["n_test"], rng=data_rng)
+    docs = synthetic_corpus(s["docs"], rng=np.random.default_rng([seed, 2]))
+    pair_texts = [t for e in train for t in (e.premise, e.hypothesis)]
+    tok = WordPieceTokenizer.train([x for d in docs for x in d] + pair_texts, s["vocab_size"])
+    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=s["max_len"], n_layer=s["teacher_layers"],
+                        n_head=s["n_head"], n_embd=s["n_embd"], dropout=0.1)
+    pre = BertForPreTraining(config, rng=np.random.default_rng([seed, 3]))
+    if s["pretrain_steps"]:
+        pretrain_bert(pre, tok, docs, steps=s["pretrain_steps"], batch_size=s["batch_size"], lr=2e-3,
+                      max_seq_length=s["max_len"], seed=seed)
+    teacher = BertForSequenceClassification(config, 3, rng=np.random.default_rng([seed, 4]))
+    teacher.bert.load_state_dict(pre.bert.state_dict())
+    ids, mask = encode_pairs(tok, train, s["max_len"])
+    y = np.array([e.label for e in train])
+    test_ids, test_mask = encode_pairs(tok, test, s["max_len"])
+    y_test = np.array([e.label for e in test])
+    finetune_classifier(teacher, ids, mask, y, steps=s["teacher_steps"], batch_size=s["batch_size"], lr=1e-3,
+                        seed=[seed, 5])
+    teacher.eval()
+    accuracy = float(classification_accuracy(teacher, test_ids, test_mask, y_test).mean())
+    return {"teacher": teacher, "tokenizer": tok, "ids": ids, "mask": mask, "y": y, "test_ids": test_ids,
+            "test_mask": test_mask, "y_test": y_test, "accuracy": accuracy}
+
+
+# ---- a student, distilled with minilm.train ---------------------------------------------------------
+
+class StudentRun:
+    """The recipe ``minilm.train.train`` needs to distil ``student`` from the bundle's teacher:
+    batches of labelled pairs, ``distill_objective`` as the loss, held-out accuracy."""
+
+    family = "distill"
+
+    def __init__(self, bundle: dict, student, weights, batch_size: int):
+        self.b, self.model, self.model_config = bundle, student, student.config
+        self.tokenizer, self.weights, self.batch_size = bundle["tokenizer"], weights, batch_size
+
+    def batch(self, rng):
+        b = self.b
+        idx = rng.integers(0, len(b["y"]), size=self.batch_size)
+        T = int(b["mask"][idx].sum(axis=1).max())          # cut the batch to its longest pair
+        return b["ids"][idx, :T], b["mask"][idx, :T], b["y"][idx]
+
+    def loss(self, model, batch):
+        from minilm.distill import distill_objective
+        ids, mask, y = batch
+        loss, terms = distill_objective(model, self.b["teacher"], ids, mask, y, self.weights)
+        return loss, {"tokens": int(mask.sum()), **terms}
+
+    def evaluate(self, model):
+        import autograd.functional as F
+        b, total, correct = self.b, 0.0, 0
+        for i in range(0, len(b["y_test"]), 200):
+            sl = slice(i, i + 200)
+            logits = model(b["test_ids"][sl], None, b["test_mask"][sl])["logits"]   # (n, 3)
+            total += F.cross_entropy(logits, b["y_test"][sl], reduction="sum").item()
+            correct += int((logits.data.argmax(-1) == b["y_test"][sl]).sum())
+        n = len(b["y_test"])
+        return {"loss": total / n, "accuracy": correct / n}
+
+    def baselines(self):
+        return {}
+
+
+def make_student(bundle: dict, layers: int, objective: str, seed: int):
+    """A ``DistilStudent`` of ``layers`` blocks at the teacher's width, initialised from evenly
+    spread teacher layers, the teacher's embeddings and its classifier (DistilBERT)."""
+    from minilm.distill import DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
+    teacher = bundle["teacher"]
+    t = teacher.config
+    config = StudentConfig(vocab_size=t.vocab_size, max_position_embeddings=t.max_position_embeddings,
+                           n_layer=layers, n_head=t.n_head, n_embd=t.n_embd, dropout=t.dropout,
+                           teacher_n_embd=t.n_embd if objective == "tinybert" else None)
+    student = DistilStudent(config, 3, rng=np.random.default_rng([seed, 6, layers]), pool=teacher.pool)
+    init_student_from_teacher(student.bert, teacher.bert, default_layer_map(t.n_layer, layers))
+    student.classifier.load_state_dict(teacher.classifier.state_dict())
+    return student
+
+
+def plan(args, quick: bool) -> Plan:
+    settings = dict(DEFAULTS, **(QUICK if quick else {}))
+    for key in ("n_train", "student_steps", "temperature"):
+        value = getattr(args, key, None) if args is not None else None
+        if value is not None:
+            settings[key] = value
+    if settings["n_train"] < 1 or settings["student_steps"] < 1 or not settings["temperature"] > 0:
+        raise ConfigError(f"distillation: n_train={settings['n_train']}, student_steps={settings['student_steps']}, "
+                          f"temperature={settings['temperature']}: expected positive values")
+    s = settings
+    conditions = [teacher_label(s) if spec is None else c for c, spec in CONDITIONS.items()
+                  if spec is None or spec[0] < s["teacher_layers"]]
+    return Plan(
+        title="DistilBERT in miniature: how much of the teacher's entailment accuracy does a shallower "
+              "student keep, and with which objective?",
+        conditions=conditions,
+        metrics=[Metric("retained", "retained (student / teacher)"), Metric("accuracy", "accuracy"),
+                 Metric("size", "size (% of teacher)")],
+        settings=settings,
+        notes=[f"Teacher: BERT {s['teacher_layers']} layers x {s['n_embd']}, MLM + NSP for {s['pretrain_steps']} "
+               f"steps on {s['docs']} synthetic documents, fine-tuned {s['teacher_steps']} steps on "
+               f"{s['n_train']} labelled entailment pairs (3 classes, chance 33%); one teacher per seed.",
+               f"Students: the teacher's width, initialised from its layers (DistilBERT), "
+               f"{s['student_steps']} steps on the same pairs; soft targets at T = {s['temperature']} "
+               "(×T²), mixed ½ / ½ with the labels.",
+               f"Held-out: {s['n_test']} pairs. Paper: DistilBERT keeps 97% of BERT-base's GLUE score "
+               "with 6 of 12 layers (60% of the parameters)."])
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.distill import inference_parameters
+    from minilm.train import TrainConfig, train
+    is_teacher = condition == teacher_label(settings)
+    if not is_teacher and CONDITIONS.get(condition) is None:
+        raise ConfigError(f"distillation: unknown condition {condition!r}, expected "
+                          f"{teacher_label(settings)!r} or one of {[c for c in CONDITIONS if CONDITIONS[c]]}")
+    bundle = teacher_bundle(seed, settings)
+    teacher_acc = bundle["accuracy"]
+    if is_teacher:
+        return {"retained": 1.0, "accuracy": teacher_acc, "size": 1.0}
+    layers, objective = CONDITIONS[condition]
+    student = make_student(bundle, layers, objective, seed)
+    run = StudentRun(bundle, student, weights_for(objective, settings["temperature"]), settings["batch_size"])
+    steps = settings["student_steps"]
+    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=max(1, steps // 10), eval_every=steps,
+                      checkpoint_every=steps, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="minilm-distil-") as out:
+        summary = train(run, cfg, out, progress=False, plot=False)
+    accuracy = summary["metrics"]["accuracy"]
+    return {"retained": accuracy / max(teacher_acc, 1e-12), "accuracy": accuracy,
+            "size": inference_parameters(student) / inference_parameters(bundle["teacher"])}

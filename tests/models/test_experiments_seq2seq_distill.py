@@ -1,0 +1,192 @@
+"""The ``architectures`` (encoder–decoder vs prefix LM vs causal LM) and ``distillation`` (student
+depth and objective) experiments: their helpers, fast; one quick run of each through the CLI, slow."""
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+
+from autograd.errors import ConfigError
+from minilm.experiments import architectures, distillation
+
+
+# ---- architectures -------------------------------------------------------------------------------
+
+def _decoder_only(arch, seed=0):
+    cfg = architectures.DecoderOnlyConfig(vocab_size=20, n_embd=16, n_head=2, n_layer=2, n_inner=80, arch=arch)
+    model = architectures.T5DecoderOnly(cfg, rng=np.random.default_rng(seed))
+    model.eval()
+    return model
+
+
+def _changed_positions(model, ids, P, k):
+    """Which positions' logits move when token k is replaced."""
+    base = model(ids, P)["logits"].data
+    other = ids.copy()
+    other[0, k] = 15
+    return (np.abs(model(other, P)["logits"].data - base).max(-1)[0] > 1e-6).tolist()
+
+
+def test_prefix_lm_sees_the_whole_input_and_the_target_causally():
+    model, ids, P = _decoder_only("prefixlm"), np.array([[3, 4, 5, 6, 7, 8, 9, 10]]), 4
+    assert _changed_positions(model, ids, P, 1) == [True] * 8          # an input token: everyone
+    assert _changed_positions(model, ids, P, 5) == [False] * 5 + [True] * 3  # a target token: only later
+
+
+def test_causal_lm_reads_the_input_left_to_right():
+    model, ids = _decoder_only("causal"), np.array([[3, 4, 5, 6, 7, 8, 9, 10]])
+    assert _changed_positions(model, ids, 4, 1) == [False] + [True] * 7
+    assert _changed_positions(model, ids, 4, 5) == [False] * 5 + [True] * 3
+
+
+def test_decoder_only_ignores_padding_and_rejects_bad_prefix():
+    model = _decoder_only("prefixlm")
+    a = model(np.array([[3, 4, 5, 6]]), 2)["logits"].data
+    b = model(np.array([[3, 4, 5, 6, 0, 0]]), 2)["logits"].data             # pad id 0 on the right
+    np.testing.assert_allclose(a, b[:, :4], atol=1e-5)
+    with pytest.raises(Exception, match="prefix_len"):
+        model(np.array([[3, 4, 5]]), 4)
+    with pytest.raises(ConfigError, match="arch"):
+        architectures.T5DecoderOnly(architectures.DecoderOnlyConfig(vocab_size=20, arch="bidirectional"))
+
+
+def test_greedy_generate_follows_the_argmax_of_forward():
+    model = _decoder_only("prefixlm", seed=3)
+    prefixes = [[3, 4, 5], [6, 7], [8, 9, 10]]
+    out = model.generate(prefixes, 4)
+    for p, gen in zip(prefixes, out):
+        ids = list(p)
+        for _ in range(4):
+            ids.append(int(model(np.array([ids]), len(p))["logits"].data[0, -1].argmax()))
+        assert gen == ids[len(p):]
+    first = out[0][0]
+    stopped = model.generate([prefixes[0]], 4, eos_id=first)[0]
+    assert stopped == [first]                                                   # cut after EOS
+
+
+def test_the_architectures_have_equal_parameters():
+    settings = dict(architectures.plan(None, True).settings, n_layer=2)
+    models = {c: architectures.make_model(c, settings, vocab_size=40, pad_id=0, eos_id=1, seed=0)
+              for c in architectures.CONDITIONS}
+    counts = {c: sum(p.size for p in m.parameters()) for c, m in models.items()}
+    t5_blocks = [counts[c] for c in list(architectures.CONDITIONS)[:3]]
+    assert max(t5_blocks) / min(t5_blocks) < 1.02, counts                      # up to a bias table, a norm
+    assert max(counts.values()) / min(counts.values()) < 1.1, counts           # GPT blocks: + positions, biases
+    prefix = models["prefix LM (2L)"]
+    assert isinstance(prefix, architectures.T5DecoderOnly) and prefix.config.arch == "prefixlm"
+    assert len(prefix.stack.blocks) == 4 and models["causal LM (2L)"].config.arch == "causal"
+    assert len(models["encoder-decoder (L+L)"].encoder.blocks) == 2
+
+
+def test_architectures_plan_sizes_and_overrides():
+    quick, full = architectures.plan(None, True), architectures.plan(None, False)
+    assert quick.conditions == full.conditions == list(architectures.CONDITIONS)
+    assert [m.key for m in full.metrics][:2] == ["exact_match", "token_accuracy"]
+    assert quick.settings["steps"] < full.settings["steps"]
+    json.dumps(full.settings)
+    s = architectures.plan(argparse.Namespace(task="sort", steps=7, n_layer=None, max_len=None), False).settings
+    assert (s["task"], s["steps"], s["n_layer"]) == ("sort", 7, full.settings["n_layer"])
+    with pytest.raises(ConfigError, match="steps"):
+        architectures.plan(argparse.Namespace(task=None, steps=0, n_layer=None, max_len=None), False)
+
+
+def test_recipe_args_and_unknown_condition():
+    from minilm.recipes import t5
+    args = architectures.recipe_args(t5, task="reverse", seed=4)
+    assert (args.task, args.seed, args.n_layer) == ("reverse", 4, 2)
+    with pytest.raises(ConfigError, match="no option"):
+        architectures.recipe_args(t5, n_layers=3)
+    with pytest.raises(ConfigError, match="unknown condition"):
+        architectures.run_one("bert", 0, architectures.plan(None, True).settings)
+
+
+# ---- distillation --------------------------------------------------------------------------------
+
+def test_objectives_map_onto_distill_weights():
+    w = distillation.weights_for("hard", 2.0)
+    assert (w.hard, w.soft, w.cos, w.hidden_mse, w.attention) == (1.0, 0.0, 0.0, 0.0, 0.0)
+    w = distillation.weights_for("cosine", 3.0)
+    assert (w.hard, w.soft, w.cos, w.temperature) == (0.5, 0.5, 1.0, 3.0)
+    w = distillation.weights_for("tinybert", 2.0)
+    assert w.hidden_mse > 0 and w.attention > 0 and w.cos == 0
+    with pytest.raises(ConfigError, match="objective"):
+        distillation.weights_for("dark-knowledge", 2.0)
+
+
+def test_encode_pairs_is_cls_premise_sep_hypothesis_sep():
+    from minilm.data import entailment_dataset
+    from minilm.tokenizers import WordPieceTokenizer
+    ex = entailment_dataset(8, rng=np.random.default_rng(0))
+    tok = WordPieceTokenizer.train([t for e in ex for t in (e.premise, e.hypothesis)], 80)
+    ids, mask = distillation.encode_pairs(tok, ex, 64)
+    first = tok.encode(ex[0].premise)
+    n = int(mask[0].sum())
+    assert ids[0, 0] == tok.cls_id and ids[0, 1 + len(first)] == tok.sep_id and ids[0, n - 1] == tok.sep_id
+    assert list(ids[0, 1:1 + len(first)]) == first and (ids[0, n:] == tok.pad_id).all()
+    ids8, _ = distillation.encode_pairs(tok, ex, 8)
+    assert ids8.shape == (8, 8)
+
+
+def test_distillation_plan_and_unknown_condition():
+    quick, full = distillation.plan(None, True), distillation.plan(None, False)
+    assert full.conditions[0] == "teacher (4 layers)" and len(full.conditions) == len(distillation.CONDITIONS)
+    assert quick.conditions[0] == f"teacher ({quick.settings['teacher_layers']} layers)"
+    assert all(distillation.CONDITIONS[c][0] < quick.settings["teacher_layers"] for c in quick.conditions[1:])
+    assert [m.key for m in full.metrics][:2] == ["retained", "accuracy"]
+    json.dumps(full.settings)
+    s = distillation.plan(argparse.Namespace(n_train=50, student_steps=None, temperature=4.0), False).settings
+    assert (s["n_train"], s["student_steps"], s["temperature"]) == (50, full.settings["student_steps"], 4.0)
+    with pytest.raises(ConfigError, match="unknown condition"):
+        distillation.run_one("3 layers: magic", 0, full.settings)
+
+
+def test_make_student_copies_spread_teacher_layers():
+    from minilm.models.bert import BertConfig, BertForSequenceClassification
+    config = BertConfig(vocab_size=30, max_position_embeddings=16, n_layer=4, n_head=2, n_embd=16)
+    teacher = BertForSequenceClassification(config, 3, rng=np.random.default_rng(0))
+    student = distillation.make_student({"teacher": teacher}, 2, "tinybert", seed=0)
+    assert len(student.bert.encoder.layer) == 2 and student.classifier.weight.shape == (3, 16)
+    spread = (teacher.bert.encoder.layer[0], teacher.bert.encoder.layer[3])   # default_layer_map(4, 2)
+    for s_layer, t_layer in zip(student.bert.encoder.layer, spread):
+        np.testing.assert_array_equal(s_layer.attn.q_proj.weight.data, t_layer.attn.q_proj.weight.data)
+    np.testing.assert_array_equal(student.classifier.weight.data, teacher.classifier.weight.data)
+    assert hasattr(student, "fit_dense")                                       # W_h for the hidden MSE
+    assert not hasattr(distillation.make_student({"teacher": teacher}, 1, "soft", seed=0), "fit_dense")
+
+
+# ---- the experiments end to end (slow) -----------------------------------------------------------
+
+def _run_quick(name, tmp_path, capsys):
+    from minilm.cli import main
+    assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / f"{name}.md").exists()
+    assert len(result["runs"]) == 3 * len(result["conditions"])
+    for metric in result["metrics"]:
+        for c in result["conditions"]:
+            values = result["summary"][metric][c]["values"]
+            assert len(values) == 3 and all(math.isfinite(v) for v in values), (metric, c, values)
+    return result
+
+
+@pytest.mark.slow
+def test_architectures_quick_through_the_cli(tmp_path, capsys):
+    r = _run_quick("architectures", tmp_path, capsys)
+    s = r["summary"]
+    params = [s["parameters"][c]["mean"] for c in r["conditions"]]
+    assert max(params[:3]) / min(params[:3]) < 1.02 and max(params) / min(params) < 1.1  # equal parameters
+    for c in r["conditions"]:                                                   # learnt something: above
+        assert s["token_accuracy"][c]["mean"] > 0.15                           # guessing 1 of 11 (letters, EOS)
+        assert 0 <= s["exact_match"][c]["mean"] <= 1
+
+
+@pytest.mark.slow
+def test_distillation_quick_through_the_cli(tmp_path, capsys):
+    r = _run_quick("distillation", tmp_path, capsys)
+    s, teacher = r["summary"], r["conditions"][0]
+    assert s["retained"][teacher]["values"] == [1.0] * 3 and s["size"][teacher]["mean"] == 1.0
+    for c in r["conditions"][1:]:
+        assert 0 < s["size"][c]["mean"] < 1                                    # the students are smaller
+        for a, t, ret in zip(s["accuracy"][c]["values"], s["accuracy"][teacher]["values"], s["retained"][c]["values"]):
+            assert ret == pytest.approx(a / t)                                 # retained = student / teacher
