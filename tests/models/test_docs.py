@@ -135,3 +135,20 @@ def test_extraction_helpers():
     assert fenced_blocks(text) == ["minilm train t5\n"]
     assert indented_blocks(text) == ["    L = a + b"]
     assert LINK.findall(text) == ["nowhere.md"]
+
+
+def test_readme_experiment_tables_match_the_last_runs():
+    """README.md and README.zh-TW.md show docs/experiments/NAME.md's tables as the runs wrote them
+    (tools/sync_experiment_tables.py copies them), and every registered experiment has its block."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sync_tables", ROOT / "tools" / "sync_experiment_tables.py")
+    sync_tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sync_tables)
+    registry = read(ROOT / "minilm" / "experiments" / "__init__.py")
+    names = re.findall(r'^\s+"([a-z0-9-]+)": "minilm\.experiments\.', registry, re.M)
+    assert len(names) >= 7
+    for readme in (README, README_ZH):
+        text = read(readme)
+        assert sync_tables.sync(text) == text, f"{readme.name}: run python tools/sync_experiment_tables.py"
+        shown = set(m.group(2) for m in sync_tables.BLOCK.finditer(text))
+        assert shown == set(names), f"{readme.name}: experiment blocks {sorted(shown)} vs registry {sorted(names)}"
