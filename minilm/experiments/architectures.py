@@ -39,7 +39,6 @@ given the true prefix (teacher forcing); ``loss`` is the held-out cross-entropy 
 """
 from __future__ import annotations
 
-import argparse
 import tempfile
 from dataclasses import dataclass
 
@@ -48,6 +47,7 @@ import numpy as np
 from autograd import nn
 from autograd.errors import ConfigError, ShapeError
 from minilm.experiments import Metric, Plan
+from minilm.recipes import recipe_args  # the recipes' command-line defaults (t5 and prefixlm here)
 from minilm.models.t5 import T5Config
 
 NAME = "architectures"
@@ -148,20 +148,6 @@ class T5DecoderOnly(nn.Module):
 
 
 # ---- the runs ------------------------------------------------------------------------------------
-
-def recipe_args(recipe_module, **overrides) -> argparse.Namespace:
-    """The command-line defaults of ``recipe_module`` (its ``add_arguments``) with ``seed=0`` and
-    ``overrides`` — ``default_args`` for the recipes that have none (t5, prefixlm)."""
-    p = argparse.ArgumentParser()
-    recipe_module.add_arguments(p)
-    args = p.parse_args([])
-    args.seed = 0
-    for key, value in overrides.items():
-        if not hasattr(args, key):
-            raise ConfigError(f"recipe_args: {recipe_module.__name__} has no option {key!r}")
-        setattr(args, key, value)
-    return args
-
 
 def make_model(condition: str, settings: dict, *, vocab_size: int, pad_id: int, eos_id: int, seed: int,
                block_size: int = 64):

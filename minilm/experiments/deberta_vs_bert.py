@@ -96,15 +96,10 @@ def parameter_counts(settings: dict) -> str:
 
 def _recipe_args(settings: dict, seed: int) -> argparse.Namespace:
     """The DeBERTa recipe's command-line defaults, then ``settings`` (no BERT inside the recipe)."""
-    from minilm.recipes import deberta
-    p = argparse.ArgumentParser()
-    deberta.add_arguments(p)
-    args = p.parse_args([])
-    for key in ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
-                "batch_size", "steps", "lr"):
-        setattr(args, key, settings[key])
-    args.seed, args.bert_steps = seed, 0
-    return args
+    from minilm.recipes import deberta, recipe_args
+    keys = ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
+            "batch_size")  # steps and lr go to the training loop, not the recipe
+    return recipe_args(deberta, seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
 
 
 def held_out_mlm(data, logits_fn) -> dict:

@@ -213,7 +213,7 @@ def plan(args, quick: bool) -> Plan:
               "student keep, and with which objective?",
         conditions=conditions,
         metrics=[Metric("retained", "retained (student / teacher)"), Metric("accuracy", "accuracy"),
-                 Metric("size", "size (% of teacher)")],
+                 Metric("size", "size, share of the teacher")],
         settings=settings,
         notes=[f"Teacher: BERT {s['teacher_layers']} layers x {s['n_embd']}, MLM + NSP for {s['pretrain_steps']} "
                f"steps on {s['docs']} synthetic documents, fine-tuned {s['teacher_steps']} steps on "

@@ -46,6 +46,7 @@ from collections import Counter
 import numpy as np
 
 from minilm.experiments import Metric, Plan
+from minilm.recipes import recipe_args
 
 NAME = "new-york"
 HELP = "multi-token names: BERT's independent vs XLNet's factorised prediction"
@@ -91,15 +92,8 @@ def plan(args, quick: bool) -> Plan:
 
 def _recipe_args(module, settings: dict, seed: int, **extra) -> argparse.Namespace:
     """A recipe's command-line defaults with this experiment's sizes."""
-    p = argparse.ArgumentParser()
-    module.add_arguments(p)
-    args = p.parse_args([])
-    args.seed = seed
-    for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size"):
-        setattr(args, key, settings[key])
-    for key, value in extra.items():
-        setattr(args, key, value)
-    return args
+    sizes = {key: settings[key] for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size")}
+    return recipe_args(module, seed=seed, **sizes, **extra)
 
 
 def _train(recipe, module, settings: dict, seed: int):

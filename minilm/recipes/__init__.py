@@ -5,6 +5,7 @@ a laptop) and ``build(args) -> recipe`` (an object with ``family, model, model_c
 batch(rng), loss(model, batch), evaluate(model), baselines()``; see ``minilm/train.py``).
 The registry maps each family name to its module; ``minilm train --help`` lists them.
 """
+import argparse
 import importlib
 
 FAMILIES = {
@@ -31,3 +32,19 @@ def available() -> dict:
         except ImportError:
             continue
     return out
+
+
+def recipe_args(module, **overrides) -> argparse.Namespace:
+    """What ``minilm train FAMILY`` would pass to ``module.build`` with no options given (the
+    recipe's ``add_arguments`` defaults, ``seed=0``), with ``overrides`` in underscored names
+    (``masking="static"``): how experiments and tests build a recipe without a command line."""
+    from autograd.errors import ConfigError
+    p = argparse.ArgumentParser()
+    module.add_arguments(p)
+    args = p.parse_args([])
+    args.seed = 0
+    for key, value in overrides.items():
+        if not hasattr(args, key):
+            raise ConfigError(f"recipe_args: {module.__name__} has no option {key!r}")
+        setattr(args, key, value)
+    return args

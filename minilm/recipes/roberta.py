@@ -50,15 +50,9 @@ def add_arguments(p):
 def default_args(**overrides) -> argparse.Namespace:
     """The command line's defaults as a Namespace (``seed=0``), with ``overrides`` (underscored
     names, e.g. ``masking="static"``): what ``build`` takes, for experiments."""
-    p = argparse.ArgumentParser()
-    add_arguments(p)
-    args = p.parse_args([])
-    args.seed = 0
-    for key, value in overrides.items():
-        if not hasattr(args, key):
-            raise AttributeError(f"default_args: unknown option {key!r}")
-        setattr(args, key, value)
-    return args
+    import sys
+    from minilm.recipes import recipe_args
+    return recipe_args(sys.modules[__name__], **overrides)
 
 
 def downstream_texts(seed: int, n: int = 1000) -> list[str]:

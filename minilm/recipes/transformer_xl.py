@@ -16,7 +16,6 @@ import math
 
 import numpy as np
 
-import autograd.functional as F
 from minilm.models.transformer_xl import IGNORE_INDEX
 
 TRAIN_DEFAULTS = {"steps": 300, "lr": 3e-3, "warmup": 30, "eval_every": 50, "checkpoint_every": 100}

@@ -144,6 +144,8 @@ def test_readme_experiment_tables_match_the_last_runs():
     spec = importlib.util.spec_from_file_location("sync_tables", ROOT / "tools" / "sync_experiment_tables.py")
     sync_tables = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sync_tables)
+    if "<!-- experiment:" not in read(README):
+        pytest.skip("this README shows no experiment tables (a student release writes its own README)")
     registry = read(ROOT / "minilm" / "experiments" / "__init__.py")
     names = re.findall(r'^\s+"([a-z0-9-]+)": "minilm\.experiments\.', registry, re.M)
     assert len(names) >= 7
