@@ -137,11 +137,13 @@ def bag_of_words_accuracy(seed: int, settings: dict) -> float:
 
 
 def pretraining_metrics(metrics: dict) -> dict:
-    """The held-out pre-training numbers the tables show: the replaced-token AUC (only models with a
-    replaced-token detector have one) and the generator's masked-LM accuracy."""
+    """The held-out pre-training numbers the tables show: the replaced-token AUC over every token and
+    over the masked positions only (only models with a replaced-token detector have them) and the
+    generator's masked-LM accuracy."""
     out = {}
-    if "disc_auc" in metrics:
-        out["disc_auc"] = metrics["disc_auc"]
+    for key in ("disc_auc", "disc_auc_masked"):
+        if key in metrics:
+            out[key] = metrics[key]
     if "mlm_accuracy" in metrics:
         out["generator_mlm"] = metrics["mlm_accuracy"]
     return out

@@ -111,6 +111,7 @@ class ElectraRecipe:
         rng = np.random.default_rng([self.seed, 4242])
         sums = {"loss": 0.0, "mlm_loss": 0.0, "disc_loss": 0.0}
         scores, labels, mlm_ok, main_ok, mlm_labels = [], [], [], [], []
+        masked_scores, masked_labels = [], []  # the masked positions only: where ELECTRA-15% is trained
         n = len(self.val_blocks)
         for i in range(0, n, 64):
             ids, mask = self._pad(self.val_blocks[i:i + 64])
@@ -124,6 +125,8 @@ class ElectraRecipe:
             labels.append(out["disc_labels"][real])
             if out.get("disc_logits") is not None and model.config.objective in ("electra", "electra15"):
                 scores.append(out["disc_logits"].data[real])
+                masked_scores.append(out["disc_logits"].data[m])
+                masked_labels.append(out["disc_labels"][m])
             if "main_logits" in out:
                 w = out["main_weights"]
                 main_ok.append(out["main_logits"].data.argmax(-1)[w] == out["main_labels"][w])
@@ -136,7 +139,8 @@ class ElectraRecipe:
             precision, recall = tp / max(int(pred.sum()), 1), tp / max(int(y.sum()), 1)
             metrics.update(disc_accuracy=float((pred == y).mean()), replaced_precision=precision,
                            replaced_recall=recall, replaced_f1=2 * precision * recall / max(precision + recall, 1e-12),
-                           disc_auc=roc_auc(s, y))
+                           disc_auc=roc_auc(s, y),
+                           disc_auc_masked=roc_auc(np.concatenate(masked_scores), np.concatenate(masked_labels)))
         if main_ok:
             metrics["main_mlm_accuracy"] = float(np.concatenate(main_ok).mean())
         # the baselines of these numbers: answer "original" everywhere; predict the commonest token
@@ -160,7 +164,7 @@ def describe(s) -> str:
     if "disc_accuracy" in m:
         head += (f"discriminator accuracy {m['disc_accuracy']:.1%} vs always-original {b['always_original_accuracy']:.1%}; "
                  f"replaced tokens: F1 {m['replaced_f1']:.2f} (precision {m['replaced_precision']:.2f}, recall "
-                 f"{m['replaced_recall']:.2f}), AUC {m['disc_auc']:.3f}\n")
+                 f"{m['replaced_recall']:.2f}), AUC {m['disc_auc']:.3f} ({m['disc_auc_masked']:.3f} on the masked positions)\n")
     if "main_mlm_accuracy" in m:
         head += f"main network MLM accuracy {m['main_mlm_accuracy']:.1%} on its predicted positions\n"
     return head + (f"generator MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token "
