@@ -25,6 +25,7 @@ Letters: N examples, T tokens, H hidden size, K classes.
 """
 from __future__ import annotations
 
+import math
 import tempfile
 
 import numpy as np
@@ -142,7 +143,7 @@ def pretraining_metrics(metrics: dict) -> dict:
     generator's masked-LM accuracy."""
     out = {}
     for key in ("disc_auc", "disc_auc_masked"):
-        if key in metrics:
+        if key in metrics and math.isfinite(metrics[key]):  # NaN: one class absent (tiny --quick runs)
             out[key] = metrics[key]
     if "mlm_accuracy" in metrics:
         out["generator_mlm"] = metrics["mlm_accuracy"]

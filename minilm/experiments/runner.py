@@ -8,6 +8,7 @@ where it stopped. ``--jobs N`` runs N pairs at once in separate processes (one t
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -20,10 +21,21 @@ from minilm.experiments import report
 FORMAT = "minilm-experiment/1"
 
 
+def _jsonable(obj):
+    """``obj`` with every NaN / infinity replaced by None: strict JSON has no NaN."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
 def _write_json(path: Path, obj) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1), encoding="utf-8")
+    tmp.write_text(json.dumps(_jsonable(obj), indent=1, allow_nan=False), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -48,7 +60,9 @@ def _run_pair(module_name: str, condition: str, seed: int, settings: dict) -> di
     module = importlib.import_module(module_name)
     t0, c0 = time.time(), time.process_time()
     metrics = module.run_one(condition, seed, settings)
-    return {"condition": condition, "seed": seed, "metrics": {k: float(v) for k, v in metrics.items()},
+    metrics = {k: float(v) for k, v in metrics.items()}
+    metrics = {k: v if math.isfinite(v) else None for k, v in metrics.items()}  # NaN is not JSON: null, shown "–"
+    return {"condition": condition, "seed": seed, "metrics": metrics,
             "seconds": round(time.time() - t0, 1), "cpu_seconds": round(time.process_time() - c0, 1)}
 
 
@@ -125,4 +139,4 @@ def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], ou
               "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
               "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1)}
     _write_json(json_path, result)
-    return result
+    return _jsonable(result)

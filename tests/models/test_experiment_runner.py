@@ -64,6 +64,15 @@ def test_run_writes_table_plot_json_and_resumes(tmp_path):
     assert len(CALLS) == 2  # other settings: nothing reused
 
 
+def test_undefined_values_become_null_and_a_dash(tmp_path, monkeypatch):
+    monkeypatch.setattr(_module(), "run_one", lambda condition, seed, settings: {"acc": float("nan"), "loss": 1.0})
+    r = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1], out_dir=tmp_path, progress=False)
+    assert r["runs"][0]["metrics"]["acc"] is None            # NaN is not JSON
+    json.loads((tmp_path / "fake.json").read_text(),          # strict JSON: no NaN token
+               parse_constant=lambda c: pytest.fail(f"{c} in fake.json"))
+    assert "| a " in r["table"] and "–" in r["table"]
+
+
 def test_resume_refuses_a_foreign_file(tmp_path):
     from autograd.errors import ConfigError
     (tmp_path / "fake.json").write_text("{not json")
