@@ -105,8 +105,8 @@ class T5DecoderOnly(nn.Module):
 
     def forward(self, ids, prefix_len, attention_mask=None, labels=None) -> dict:
         import autograd.functional as F
-        from minilm.blocks import check_token_ids, padding_mask
-        from minilm.models.prefixlm import causal_lm_mask, prefix_lm_mask
+        from minilm.blocks import check_token_ids
+        from minilm.models.prefixlm import PrefixLM
         cfg = self.config
         ids = check_token_ids("T5DecoderOnly", ids, cfg.vocab_size)            # (B, T)
         B, T = ids.shape
@@ -114,11 +114,8 @@ class T5DecoderOnly(nn.Module):
         if ((prefix_len < 0) | (prefix_len > T)).any():
             raise ShapeError(f"T5DecoderOnly: prefix_len {prefix_len.tolist()} must be within [0, T={T}]")
         keys = ids != cfg.pad_id if attention_mask is None else np.asarray(attention_mask).astype(bool)
-        if cfg.arch == "causal":
-            mask = causal_lm_mask(T)[None, None]                                # (1, 1, T, T)
-        else:
-            mask = np.stack([prefix_lm_mask(T, int(p)) for p in prefix_len])[:, None]  # (B, 1, T, T)
-        h = self.stack(self.shared(ids), mask & padding_mask(keys))            # (B, T, C)
+        mask = PrefixLM.attention_mask(self, T, prefix_len, keys)  # the same masks as PrefixLM: (B|1, 1, T, T)
+        h = self.stack(self.shared(ids), mask)                                  # (B, T, C)
         logits = (h * cfg.n_embd ** -0.5) @ self.shared.weight.T              # (B, T, V), tied as in T5
         loss = None if labels is None else F.cross_entropy(logits, np.asarray(labels), ignore_index=-100)
         return {"logits": logits, "loss": loss}
