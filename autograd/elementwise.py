@@ -40,13 +40,25 @@ def broadcast_shape(op: str, *shapes) -> tuple:
         raise ShapeError(f"{op}: shapes {' and '.join(map(str, shapes))} do not broadcast") from None
 
 
+def promote(a, b):
+    """PyTorch's rule across kinds: an integer or boolean tensor meeting a floating one takes the
+    floating dtype (it has no gradient to lose), so float32 stays float32 (NumPy: float64)."""
+    from .tensor import Tensor
+    fa, fb = (np.issubdtype(t.dtype, np.floating) for t in (a, b))
+    if fa and not fb and b.dtype.kind in "biu":
+        b = Tensor(b.data.astype(a.dtype))
+    elif fb and not fa and a.dtype.kind in "biu":
+        a = Tensor(a.data.astype(b.dtype))
+    return a, b
+
+
 class _Binary(Function):
     name = "?"
 
     @classmethod
     def apply(cls, a, b):
         from .function import as_tensor
-        a, b = as_tensor(a, (a, b)), as_tensor(b, (a, b))
+        a, b = promote(as_tensor(a, (a, b)), as_tensor(b, (a, b)))
         broadcast_shape(cls.name, a.shape, b.shape)
         return super().apply(a, b)
 
@@ -128,7 +140,31 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (a,) = ctx.saved_tensors
+        if ctx.exponent == 0:  # a ** 0 is the constant 1: gradient 0, even at a = 0 (0 · 0⁻¹ is NaN)
+            return np.zeros_like(grad_output)
         return pow_backward(grad_output, a, ctx.exponent)
+
+
+class RPow(Function):
+    """``base ** a`` for a constant number base (``2 ** x``): d/da = base^a · ln(base).
+    At base = 0 the gradient is 0 where a >= 0 (PyTorch's convention; ln 0 = −∞ would give NaN)."""
+
+    @staticmethod
+    def forward(ctx, a, base):
+        with np.errstate(invalid="ignore", divide="ignore"):  # a negative base gives NaN, as in PyTorch
+            out = np.asarray(np.asarray(base, dtype=a.dtype) ** a)
+        ctx.save_for_backward(a, out)
+        ctx.base = base
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, out = ctx.saved_tensors
+        with np.errstate(invalid="ignore", divide="ignore"):
+            grad = grad_output * out * np.log(np.asarray(ctx.base, dtype=out.dtype))
+        if ctx.base == 0:
+            grad = np.where(a >= 0, np.zeros((), grad.dtype), grad)
+        return grad
 
 
 class Exp(Function):
@@ -183,6 +219,24 @@ class Sigmoid(Function):
         return sigmoid_backward(grad_output, *ctx.saved_tensors)
 
 
+class LogSigmoid(Function):
+    """log σ(a) = min(a, 0) − log(1 + e^−|a|), finite for any a; d/da = 1 − σ(a) = σ(−a).
+    One node, so that the gradient is exact everywhere (binary cross-entropy is built on it: a
+    composition through |a| would take the subgradient 0 of |a| at a = 0 and get it wrong there)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.asarray(np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (a,) = ctx.saved_tensors
+        e = np.exp(-np.abs(a))                          # in (0, 1]: no overflow
+        sig_neg = np.where(a >= 0, e / (1 + e), 1 / (1 + e))  # σ(−a)
+        return (grad_output * sig_neg).astype(grad_output.dtype, copy=False)
+
+
 class ReLU(Function):
     @staticmethod
     def forward(ctx, a):
@@ -202,7 +256,7 @@ class Where(Function):
         from .function import as_tensor
         from .tensor import Tensor
         cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond, dtype=bool)
-        a, b = as_tensor(a, (a, b)), as_tensor(b, (a, b))
+        a, b = promote(as_tensor(a, (a, b)), as_tensor(b, (a, b)))
         broadcast_shape("where", cond.shape, a.shape, b.shape)
         return super().apply(Tensor(cond), a, b)
 

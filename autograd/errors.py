@@ -10,6 +10,12 @@ class ShapeError(MiniLMError, ValueError):
     """Arrays whose shapes do not fit the operation."""
 
 
+class IndexOutOfRangeError(ShapeError, IndexError):
+    """An index or an axis outside a tensor's range. Also an ``IndexError`` (as NumPy's
+    ``AxisError`` is), so that Python's iteration protocol stops at the end of a tensor and
+    ``np.asarray``, ``list(t)`` and ``for row in t`` work."""
+
+
 class GradcheckError(MiniLMError, AssertionError):
     """An analytic gradient disagrees with central differences."""
 

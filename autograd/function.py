@@ -59,12 +59,22 @@ class Function:
 
 
 def as_tensor(x, like=()) -> "_t.Tensor":
-    """Wrap ``x`` as a Tensor. A Python scalar takes the floating dtype of the first floating
-    tensor among ``like`` (so ``x * 0.5`` keeps float32)."""
+    """Wrap ``x`` as a Tensor. A number — a Python or NumPy scalar, or a 0-d array of bools,
+    integers or floats — takes the floating dtype of the first floating tensor among ``like``, so
+    ``x * 0.5``, ``x * np.int64(2)`` and ``x / mask.sum()`` keep float32 (PyTorch's rule for
+    scalars; NumPy would promote to float64)."""
     if isinstance(x, _t.Tensor):
         return x
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.ndarray):
+    if _is_number(x):
         for other in like:
             if isinstance(other, _t.Tensor) and np.issubdtype(other.dtype, np.floating):
                 return _t.Tensor(np.asarray(x, dtype=other.dtype))
     return _t.Tensor(x)
+
+
+def _is_number(x) -> bool:
+    if isinstance(x, (bool, int, float)):
+        return True
+    if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0:
+        return np.asarray(x).dtype.kind in "biuf"
+    return False

@@ -18,9 +18,10 @@ import numpy as np
 
 from . import fused
 from .errors import ConfigError, ShapeError
+from .elementwise import broadcast_shape
 from .function import as_tensor
 from .movement import where
-from .tensor import Tensor
+from .tensor import Tensor, check_axis
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -104,16 +105,30 @@ def check_targets(op: str, target: np.ndarray, n_classes: int, ignore_index: int
 
 
 def cross_entropy(logits: Tensor, target, ignore_index: int = -100, label_smoothing: float = 0.0,
-                  reduction: str = "mean") -> Tensor:
-    """Mean negative log-likelihood of ``target`` under softmax(``logits``).
+                  reduction: str = "mean", *, weight=None) -> Tensor:
+    """Mean negative log-likelihood of ``target`` under softmax(``logits``) (``F.cross_entropy``).
 
-    logits (..., V), target (...) integer ids. Positions whose target equals ``ignore_index`` add
-    nothing and are not counted; if every target is ignored the mean is 0 (not NaN).
-    ``label_smoothing`` ε mixes the one-hot target with the uniform distribution as PyTorch does:
-    q = (1 − ε)·onehot + ε/V, so loss = (1 − ε)·NLL + ε·mean_v(−log p_v).
-    One fused node (``fused.SoftmaxCrossEntropy``) over the (N, V) view of the logits.
+    logits (..., V); the class axis is the **last** (PyTorch's is axis 1 for inputs of more than
+    two dimensions). ``target`` is either (...) integer ids or, with logits' shape and a floating
+    dtype, class probabilities (soft targets). ``weight`` (V,) optionally scales each class.
+
+    Integer targets: positions whose target equals ``ignore_index`` add nothing and are not
+    counted. Position n adds w[tₙ]·(−log p[tₙ]); "mean" divides the sum by Σₙ w[tₙ] over the
+    counted positions (the count itself when ``weight`` is None); if that is 0 (every target
+    ignored) the mean is 0, not NaN. ``label_smoothing`` ε mixes the one-hot target with the
+    uniform distribution as PyTorch does: loss = (1 − ε)·NLL + (ε/V)·Σᵥ w[v]·(−log p_v).
+
+    Probability targets q: position n adds −Σᵥ w[v]·q'ₙᵥ·log pₙᵥ with q' = (1 − ε)·q + ε/V;
+    "mean" divides by the number of positions; ``ignore_index`` does not apply.
+
+    The plain case (integer targets, no weight) is one fused node (``fused.SoftmaxCrossEntropy``)
+    over the (N, V) view of the logits; the others are composed on the fused log-softmax.
     """
-    logits, target, _ = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction)
+    logits, target, valid, weight = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing,
+                                                          reduction, weight)
+    if weight is not None or valid is None:
+        return _cross_entropy_from_logp(log_softmax(logits, axis=-1), target, valid, weight,
+                                        label_smoothing, reduction)
     if not _fusable(logits):
         return _cross_entropy_composed(logits, target, ignore_index, label_smoothing, reduction)
     V = logits.shape[-1]
@@ -125,64 +140,128 @@ def cross_entropy(logits: Tensor, target, ignore_index: int = -100, label_smooth
     return loss.reshape(target.shape) if reduction == "none" else loss
 
 
-def _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction):
-    """Check the arguments of cross_entropy; returns (logits Tensor, target array, valid mask)."""
+def _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction, weight=None):
+    """Check the arguments of cross_entropy; returns (logits Tensor, target array, valid mask or
+    None for probability targets, weight array or None)."""
     _check_reduction("cross_entropy", reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ConfigError(f"cross_entropy: label_smoothing={label_smoothing} is outside [0, 1]")
     logits = as_tensor(logits)
     target = np.asarray(target.data if isinstance(target, Tensor) else target)
-    if logits.ndim == 0 or logits.shape[:-1] != target.shape:
-        raise ShapeError(f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, "
-                         f"got {target.shape}")
+    if logits.ndim == 0:
+        raise ShapeError("cross_entropy: logits must have a class axis (..., V), got a scalar")
+    weight = _class_weight("cross_entropy", weight, logits)
+    if np.issubdtype(target.dtype, np.floating) and target.shape == logits.shape:
+        return logits, target.astype(logits.dtype, copy=False), None, weight  # probabilities
+    if logits.shape[:-1] != target.shape:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]} "
+                         f"(class ids) or {logits.shape} (probabilities, floating), got {target.shape} "
+                         f"{target.dtype}")
     valid = check_targets("cross_entropy", target, logits.shape[-1], ignore_index)
-    return logits, target, valid
+    return logits, target, valid, weight
 
 
-def _cross_entropy_composed(logits: Tensor, target, ignore_index: int = -100, label_smoothing: float = 0.0,
-                            reduction: str = "mean") -> Tensor:
-    """The composed twin of :func:`cross_entropy` (log_softmax, gather, mean over valid positions)."""
-    logits, target, valid = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing, reduction)
+def _class_weight(op: str, weight, x: Tensor):
+    """``weight``: None, or a constant (V,) array in x's dtype (V = x's last axis)."""
+    if weight is None:
+        return None
+    weight = np.asarray(weight.data if isinstance(weight, Tensor) else weight)
+    if weight.shape != x.shape[-1:]:
+        raise ShapeError(f"{op}: weight must hold one number per class, shape {x.shape[-1:]}, got {weight.shape}")
+    return weight.astype(x.dtype, copy=False)
+
+
+def _weighted_mean(op_total: Tensor, denominator: float) -> Tensor:
+    """total / denominator, 0 when the denominator is 0 (every target ignored): never NaN."""
+    return op_total / denominator if denominator != 0 else op_total * 0.0
+
+
+def _cross_entropy_from_logp(logp: Tensor, target, valid, weight, label_smoothing: float, reduction: str):
+    """Cross-entropy from log-probabilities (..., V): class ids (``valid`` their mask) or, with
+    ``valid`` None, probability targets; ``weight`` None or (V,). PyTorch's formulas (see above)."""
+    V = logp.shape[-1]
+    eps = float(label_smoothing)
+    if valid is None:  # probability targets
+        q = target * (1.0 - eps) + eps / V if eps else target
+        if weight is not None:
+            q = q * weight
+        per_position = -(logp * q.astype(logp.dtype, copy=False)).sum(axis=-1)  # (...)
+        if reduction == "none":
+            return per_position
+        total = per_position.sum()
+        return total if reduction == "sum" else _weighted_mean(total, per_position.size)
     safe = np.where(valid, target, 0)  # never index with ignore_index
-    logp = _log_softmax_composed(logits, axis=-1)  # (..., V)
-    nll = -logp.gather(-1, safe[..., None])[..., 0]  # (...)
-    if label_smoothing > 0:
-        nll = nll * (1.0 - label_smoothing) + (-logp.mean(axis=-1)) * label_smoothing
-    per_position = nll * valid.astype(logits.dtype)
+    w_target = valid.astype(logp.dtype) if weight is None else np.where(valid, weight[safe], 0).astype(logp.dtype)
+    per_position = -logp.gather(-1, safe[..., None])[..., 0] * w_target  # (...)
+    if eps > 0:
+        smooth = -(logp.sum(axis=-1) if weight is None else (logp * weight).sum(axis=-1))
+        per_position = per_position * (1.0 - eps) + smooth * (valid.astype(logp.dtype) * (eps / V))
     if reduction == "none":
         return per_position
     total = per_position.sum()
-    if reduction == "sum":
-        return total
-    return total / max(int(valid.sum()), 1)
+    return total if reduction == "sum" else _weighted_mean(total, float(w_target.sum()))
 
 
-def nll_loss(logp: Tensor, target, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of ``target`` given log-probabilities (..., V)."""
+def _cross_entropy_composed(logits: Tensor, target, ignore_index: int = -100, label_smoothing: float = 0.0,
+                            reduction: str = "mean", *, weight=None) -> Tensor:
+    """The composed twin of :func:`cross_entropy` (log_softmax, gather, mean over valid positions)."""
+    logits, target, valid, weight = _cross_entropy_inputs(logits, target, ignore_index, label_smoothing,
+                                                          reduction, weight)
+    logp = _log_softmax_composed(logits, axis=-1)  # (..., V)
+    return _cross_entropy_from_logp(logp, target, valid, weight, label_smoothing, reduction)
+
+
+def nll_loss(logp: Tensor, target, ignore_index: int = -100, reduction: str = "mean", *, weight=None) -> Tensor:
+    """Negative log-likelihood of integer ``target`` (...) given log-probabilities (..., V)
+    (``F.nll_loss``, class axis last). Position n adds −w[tₙ]·logp[tₙ]; "mean" divides by
+    Σₙ w[tₙ] over the positions not ignored (0 if there are none)."""
     _check_reduction("nll_loss", reduction)
-    target = np.asarray(target)
+    logp = as_tensor(logp)
+    target = np.asarray(target.data if isinstance(target, Tensor) else target)
+    if logp.ndim == 0 or logp.shape[:-1] != target.shape:
+        raise ShapeError(f"nll_loss: log-probabilities {logp.shape} need targets of shape {logp.shape[:-1]}, "
+                         f"got {target.shape}")
+    weight = _class_weight("nll_loss", weight, logp)
     valid = check_targets("nll_loss", target, logp.shape[-1], ignore_index)
-    nll = -logp.gather(-1, np.where(valid, target, 0)[..., None])[..., 0] * valid.astype(logp.dtype)
-    if reduction == "none":
-        return nll
-    return nll.sum() if reduction == "sum" else nll.sum() / max(int(valid.sum()), 1)
+    return _cross_entropy_from_logp(logp, target, valid, weight, 0.0, reduction)
 
 
-def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None, reduction: str = "mean") -> Tensor:
-    """−[y·log σ(x) + (1−y)·log(1−σ(x))], computed stably as max(x, 0) − x·y + log(1 + e^−|x|).
-    ``weight`` (broadcastable, constant) scales each element; ``mean`` divides by the element count."""
+def logsigmoid(x: Tensor) -> Tensor:
+    """log σ(x), finite for any x (one node: ``elementwise.LogSigmoid``)."""
+    from .elementwise import LogSigmoid
+    return LogSigmoid.apply(as_tensor(x))
+
+
+def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None, reduction: str = "mean", *,
+                                     pos_weight=None) -> Tensor:
+    """−w·[pos_weight·y·log σ(x) + (1 − y)·log(1 − σ(x))] (``F.binary_cross_entropy_with_logits``),
+    with log(1 − σ(x)) = log σ(−x), so the loss is finite for any logit and its gradient is exactly
+    w·[(pos_weight·y + 1 − y)·σ(x) − pos_weight·y] (w·(σ(x) − y) without pos_weight).
+    ``weight`` (broadcastable, constant) scales each element; ``pos_weight`` (broadcastable, e.g.
+    one per class on the last axis) scales the positive term; ``mean`` divides by the element count."""
     _check_reduction("binary_cross_entropy_with_logits", reduction)
     x = as_tensor(logits)
     y = np.asarray(target.data if isinstance(target, Tensor) else target, dtype=x.dtype)
     if y.shape != x.shape:
         raise ShapeError(f"binary_cross_entropy_with_logits: logits {x.shape} and targets {y.shape} differ")
-    abs_x = x.relu() + (-x).relu()
-    loss = x.relu() - x * y + ((-abs_x).exp() + 1.0).log()
+    positive = y if pos_weight is None else y * _constant("binary_cross_entropy_with_logits", "pos_weight",
+                                                          pos_weight, x)
+    loss = -(logsigmoid(x) * positive + logsigmoid(-x) * (1.0 - y))
     if weight is not None:
-        loss = loss * np.asarray(weight, dtype=x.dtype)
+        loss = loss * _constant("binary_cross_entropy_with_logits", "weight", weight, x)
     if reduction == "none":
         return loss
     return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _constant(op: str, name: str, value, x: Tensor) -> np.ndarray:
+    """A constant array in x's dtype that broadcasts to x's shape."""
+    value = np.asarray(value.data if isinstance(value, Tensor) else value, dtype=x.dtype)
+    try:
+        np.broadcast_shapes(value.shape, x.shape)
+    except ValueError:
+        raise ShapeError(f"{op}: {name} of shape {value.shape} does not broadcast to the input {x.shape}") from None
+    return value
 
 
 def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
@@ -208,10 +287,16 @@ def _gelu_composed(x: Tensor, approximate: str = "tanh") -> Tensor:
     return x * 0.5 * (inner.tanh() + 1.0)
 
 
-def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last axis: (x − mean) / √(var + ε) · weight + bias (biased variance).
-    One fused node (``fused.LayerNorm``) when weight and bias are (C,) vectors (or None)."""
+def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5, *,
+               normalized_shape=None) -> Tensor:
+    """(x − mean) / √(var + ε) · weight + bias (biased variance), over the last axis — or, with
+    ``normalized_shape`` (an int or a tuple, PyTorch's ``F.layer_norm(x, normalized_shape, ...)``),
+    over the trailing axes that have that shape; weight and bias then have that shape too.
+    One fused node (``fused.LayerNorm``) on the (..., prod(normalized_shape)) view when weight and
+    bias fit it (or are None)."""
     x = as_tensor(x)
+    if normalized_shape is not None:
+        return _layer_norm_trailing(x, weight, bias, eps, normalized_shape)
     C = x.shape[-1] if x.ndim else 0
     params = [None if p is None else as_tensor(p, (x,)) for p in (weight, bias)]
     if x.ndim == 0 or not _fusable(x, *params) or any(p is not None and p.shape != (C,) for p in params):
@@ -219,6 +304,28 @@ def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = No
     weight = params[0] if params[0] is not None else Tensor(np.ones(C, dtype=x.dtype))
     bias = params[1] if params[1] is not None else Tensor(np.zeros(C, dtype=x.dtype))
     return fused.LayerNorm.apply(x, weight, bias, eps=float(eps))
+
+
+def _layer_norm_trailing(x: Tensor, weight, bias, eps, normalized_shape) -> Tensor:
+    """Layer norm over the trailing axes ``normalized_shape``: flatten them into one axis, normalise
+    that axis, unflatten (reshape is differentiable, so weight and bias get their gradients)."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else \
+        tuple(int(n) for n in normalized_shape)
+    k = len(shape)
+    if k == 0 or x.ndim < k or x.shape[x.ndim - k:] != shape:
+        raise ShapeError(f"layer_norm: normalized_shape={shape} must be the trailing axes of the input, "
+                         f"got shape {x.shape}")
+    params = []
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            p = as_tensor(p, (x,))
+            if p.shape != shape:
+                raise ShapeError(f"layer_norm: {name} of shape {p.shape}, expected normalized_shape {shape}")
+            p = p.reshape(-1)  # (prod(shape),)
+        params.append(p)
+    lead = x.shape[:x.ndim - k]
+    flat = x.reshape(lead + (math.prod(shape),))  # (..., prod(shape))
+    return layer_norm(flat, params[0], params[1], eps).reshape(x.shape)
 
 
 def _layer_norm_composed(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -345,18 +452,31 @@ def kl_div(input: Tensor, target, reduction: str = "batchmean", log_target: bool
         return pointwise.sum()
     if reduction == "mean":
         return pointwise.mean()
+    if input.ndim == 0:  # no batch axis: PyTorch's batchmean is then the sum
+        return pointwise.sum()
     return pointwise.sum() / input.shape[0]
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = -1, eps: float = 1e-8) -> Tensor:
-    """x1·x2 / (max(‖x1‖, ε)·max(‖x2‖, ε)) along ``axis``."""
+    """Σ (x1/‖x1‖)·(x2/‖x2‖) along ``axis`` of the broadcast inputs, each norm clamped below at ε
+    (PyTorch's ``F.cosine_similarity``: broadcast first, so a (1,) input against a (4,) one is
+    the 4-vector of its value; ``axis`` counts in the broadcast shape). The clamp passes the
+    gradient straight through, as PyTorch's in-place clamp under no_grad does."""
     x1, x2 = as_tensor(x1), as_tensor(x2, (x1,))
-    dot = (x1 * x2).sum(axis=axis)
-    n1 = (x1 * x1).sum(axis=axis).sqrt()
-    n2 = (x2 * x2).sum(axis=axis).sqrt()
-    n1 = where(n1.data > eps, n1, eps)
-    n2 = where(n2.data > eps, n2, eps)
-    return dot / (n1 * n2)
+    shape = broadcast_shape("cosine_similarity", x1.shape, x2.shape)
+    if len(shape) == 0:
+        raise ShapeError("cosine_similarity: the inputs are scalars; expected vectors along an axis")
+    axis = check_axis("cosine_similarity", axis, shape)
+    zeros = np.zeros(shape, dtype=np.result_type(x1.dtype, x2.dtype))
+    x1, x2 = x1 + zeros, x2 + zeros  # broadcast (the gradient un-broadcasts back)
+
+    def clamped_norm(v):
+        sq = (v * v).sum(axis=axis, keepdims=True)  # (..., 1, ...)
+        nonzero = sq.data > 0  # a zero vector's norm gets gradient 0, not 0·∞ = NaN (as PyTorch)
+        n = where(nonzero, where(nonzero, sq, 1.0).sqrt(), 0.0)
+        return n + Tensor(np.maximum(n.data, eps) - n.data)  # max(n, ε) with n's gradient
+
+    return ((x1 / clamped_norm(x1)) * (x2 / clamped_norm(x2))).sum(axis=axis)
 
 
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:

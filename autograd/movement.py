@@ -6,8 +6,9 @@ reshape, transpose, indexing and gather; cat and stack split the gradient).
 import numpy as np
 
 from . import tasks
-from .errors import ShapeError
+from .errors import IndexOutOfRangeError, ShapeError
 from .function import Function, as_tensor
+from .tensor import check_axis
 
 # Task 1.3: solutions/task01_autograd/reductions.py
 _T13 = "task01_autograd.reductions"
@@ -35,9 +36,11 @@ class Reshape(Function):
 class Transpose(Function):
     @staticmethod
     def forward(ctx, a, axes=None):
-        if axes is not None and sorted(ax % a.ndim for ax in axes) != list(range(a.ndim)):
-            raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of {a.ndim} axes (shape {a.shape})")
-        ctx.axes = None if axes is None else tuple(ax % a.ndim for ax in axes)
+        if axes is not None:
+            axes = tuple(check_axis("transpose", ax, a.shape) for ax in axes)  # no silent wrap-around
+            if sorted(axes) != list(range(a.ndim)):
+                raise ShapeError(f"transpose: axes {axes} are not a permutation of {a.ndim} axes (shape {a.shape})")
+        ctx.axes = axes
         return a.transpose(ctx.axes)
 
     @staticmethod
@@ -60,8 +63,8 @@ class GetItem(Function):
         index = _raw_index(index)
         try:
             out = a[index]
-        except IndexError as e:
-            raise ShapeError(f"indexing a tensor of shape {a.shape}: {e}") from None
+        except IndexError as e:  # also an IndexError, so iteration over a tensor stops at its end
+            raise IndexOutOfRangeError(f"indexing a tensor of shape {a.shape}: {e}") from None
         ctx.shape, ctx.index = a.shape, index
         return np.asarray(out)
 
@@ -71,20 +74,40 @@ class GetItem(Function):
 
 
 class Gather(Function):
+    """``torch.gather``: out has ``index``'s shape, out[i, j] = a[index[i, j], j] (axis 0) or
+    a[i, index[i, j]] (axis 1); ``index`` may be smaller than ``a`` on every other axis (never
+    larger) and is not broadcast, unlike ``np.take_along_axis``."""
+
     @staticmethod
     def forward(ctx, a, axis, index):
+        if not np.issubdtype(index.dtype, np.integer):
+            raise ShapeError(f"gather: index must hold integers, got dtype {index.dtype}")
         if index.ndim != a.ndim:
             raise ShapeError(f"gather: index has {index.ndim} dims ({index.shape}), input has {a.ndim} ({a.shape})")
+        axis = check_axis("gather", axis, a.shape)
+        if any(i > n for d, (i, n) in enumerate(zip(index.shape, a.shape)) if d != axis):
+            raise ShapeError(f"gather along axis {axis}: index {index.shape} is larger than input {a.shape} "
+                             f"on another axis (each index size must be <= the input's, except on axis {axis})")
         n = a.shape[axis]
         if index.size and (index.min() < 0 or index.max() >= n):
             bad = index[(index < 0) | (index >= n)].flat[0]
-            raise ShapeError(f"gather: index {bad} is out of range for axis {axis} of size {n} (shape {a.shape})")
+            raise IndexOutOfRangeError(f"gather: index {bad} is out of range for axis {axis} of size {n} "
+                                       f"(shape {a.shape})")
         ctx.shape, ctx.axis, ctx.index = a.shape, axis, index
-        return np.take_along_axis(a, index, axis=axis)
+        return a[gather_index(index, axis)]
 
     @staticmethod
     def backward(ctx, grad_output):
         return gather_backward(grad_output, ctx.shape, ctx.axis, ctx.index)
+
+
+def gather_index(index, axis):
+    """The NumPy index that picks torch.gather's elements: ``index`` on ``axis``, and on every other
+    axis d the position along d (a broadcasting ``arange``), so nothing is broadcast beyond index."""
+    grids = [np.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1))
+             for d, n in enumerate(index.shape)]
+    grids[axis] = index
+    return tuple(grids)
 
 
 class Cat(Function):

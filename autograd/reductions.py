@@ -4,6 +4,7 @@ import numpy as np
 from . import tasks
 from .errors import ShapeError
 from .function import Function
+from .tensor import check_axis
 
 # Task 1.3: solutions/task01_autograd/reductions.py
 _T13 = "task01_autograd.reductions"
@@ -13,16 +14,22 @@ max_backward = tasks.bind(_T13, "max_backward")
 
 
 def _check_axis(op, shape, axis):
-    axes = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
-    for ax in axes:
-        if not -len(shape) <= ax < len(shape):
-            raise ShapeError(f"{op}: axis {ax} is out of range for shape {shape}")
+    """Each axis in range, none named twice (``axis=(1, -1)`` on 2-D names axis 1 twice).
+    Returns ``axis`` with NumPy integers made ints, for the slots' ``normalize_axis``."""
+    if axis is None:
+        return None
+    single = isinstance(axis, (int, np.integer))
+    axes = [check_axis(op, ax, shape) for ax in ((axis,) if single else tuple(axis))]
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"{op}: axis={tuple(axis)} names an axis twice (shape {shape}, axes as "
+                         f"non-negative numbers {tuple(axes)})")
+    return int(axis) if single else tuple(int(ax) for ax in axis)
 
 
 class Sum(Function):
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
-        _check_axis("sum", a.shape, axis)
+        axis = _check_axis("sum", a.shape, axis)
         ctx.args = a.shape, axis, keepdims
         return np.asarray(a.sum(axis=axis, keepdims=keepdims))
 
@@ -34,7 +41,7 @@ class Sum(Function):
 class Mean(Function):
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
-        _check_axis("mean", a.shape, axis)
+        axis = _check_axis("mean", a.shape, axis)
         ctx.args = a.shape, axis, keepdims
         return np.asarray(a.mean(axis=axis, keepdims=keepdims), dtype=a.dtype)
 
@@ -46,7 +53,7 @@ class Mean(Function):
 class Max(Function):
     @staticmethod
     def forward(ctx, a, axis=None, keepdims=False):
-        _check_axis("max", a.shape, axis)
+        axis = _check_axis("max", a.shape, axis)
         if a.size == 0:
             raise ShapeError(f"max: cannot reduce an empty tensor of shape {a.shape}")
         out = np.asarray(a.max(axis=axis, keepdims=keepdims))

@@ -22,7 +22,7 @@ if os.environ.get("MINILM_TUNE", "1").strip() != "0":
 import numpy as np  # noqa: E402
 
 from . import tasks
-from .errors import MiniLMError, ShapeError
+from .errors import IndexOutOfRangeError, MiniLMError, ShapeError
 
 # Task 1.1: solutions/task01_autograd/backward.py
 _run_backward = tasks.bind("task01_autograd.backward", "backward")
@@ -109,7 +109,21 @@ class Tensor:
         return self._ctx is None
 
     def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
         return len(self.data)
+
+    def __iter__(self):
+        """Rows along the first axis, each a tensor (``t[0]``, ``t[1]``, ...), as PyTorch."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self.data)))
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)`` is ``t.data`` (no copy unless asked), as ``np.asarray`` of a torch tensor."""
+        if copy:
+            return np.array(self.data, dtype=dtype, copy=True)
+        return self.data if dtype is None else self.data.astype(dtype, copy=False)
 
     def __repr__(self):
         grad = ", requires_grad=True" if self.requires_grad else ""
@@ -167,7 +181,10 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
             raise MiniLMError("tensor ** tensor is not supported: use exp(log(a) * b)")
-        return F.Pow.apply(self, exponent=float(exponent))
+        return F.Pow.apply(self, exponent=_number("**", exponent, "exponent"))
+
+    def __rpow__(self, base):  # base ** tensor for a constant number base, e.g. 2 ** x
+        return F.RPow.apply(self, base=_number("**", base, "base"))
 
     # comparisons give plain boolean arrays: they have no gradient
     def __lt__(self, other): return self.data < _raw(other)
@@ -203,12 +220,14 @@ class Tensor:
 
     def transpose(self, *axes):
         """``t.transpose()`` reverses the axes; ``t.transpose(0, 2, 1)`` permutes them; with two
-        integers on a tensor of more dimensions, ``t.transpose(1, 2)`` swaps those two (PyTorch's)."""
+        integers on a tensor of any other rank, ``t.transpose(1, 2)`` swaps those two (PyTorch's). On a
+        2-D tensor two integers are a permutation, so ``transpose(0, 1)`` is the identity: use ``.T``
+        (docs/engine.md lists this among the differences from PyTorch). Axes never wrap around."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         if len(axes) == 2 and self.ndim != 2:
             perm = list(range(self.ndim))
-            a, b = (ax % self.ndim for ax in axes)
+            a, b = (check_axis("transpose", ax, self.shape) for ax in axes)
             perm[a], perm[b] = perm[b], perm[a]
             axes = tuple(perm)
         return F.Transpose.apply(self, axes=axes if axes else None)
@@ -234,6 +253,24 @@ class Tensor:
 
 def _raw(x):
     return x.data if isinstance(x, Tensor) else x
+
+
+def _number(op: str, x, what: str) -> float:
+    """A constant operand that must be one number (a Python or NumPy scalar, or a 0-d array)."""
+    if np.ndim(x) != 0:
+        raise MiniLMError(f"{op}: the {what} must be a single number (or use a tensor op), got shape {np.shape(x)}")
+    return float(x)
+
+
+def check_axis(op: str, axis, shape) -> int:
+    """``axis`` as a non-negative int, or IndexOutOfRangeError outside [-ndim, ndim) (NumPy would wrap)."""
+    ndim = len(shape)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise ShapeError(f"{op}: axis {axis!r} must be an integer")
+    if not -ndim <= axis < ndim:
+        raise IndexOutOfRangeError(f"{op}: axis {axis} is out of range for a tensor of shape {tuple(shape)} "
+                                   f"(expected {-ndim} <= axis < {ndim})")
+    return int(axis) % ndim
 
 
 def tensor(data, requires_grad=False, dtype=None) -> Tensor:

@@ -68,6 +68,8 @@ class Linear(Module):
         x = as_tensor(x)
         _check_features("Linear", x, self.in_features)
         if self.bias is None:
+            if x.ndim == 1:  # (C_in,): matmul takes no 1-D operand, so as one row and back
+                return (x.reshape(1, self.in_features) @ self.weight.T).reshape(self.out_features)
             return x @ self.weight.T  # (N..., C_in) @ (C_in, C_out) -> (N..., C_out)
         return fused.Linear.apply(x, self.weight, self.bias)  # x @ W.T + b as one node (fused.py)
 
@@ -101,26 +103,33 @@ class Embedding(Module):
 
 class LayerNorm(Module):
     """Layer normalisation over the last axis (Ba et al. 2016):
-    y = (x − mean) / √(var + ε) · weight + bias, biased variance; weight = 1, bias = 0 at init."""
+    y = (x − mean) / √(var + ε) · weight + bias, biased variance; weight = 1, bias = 0 at init.
+    ``normalized_shape`` a tuple of several sizes normalises over that many trailing axes, with
+    weight and bias of that shape (PyTorch's); an int or a 1-tuple keeps ``normalized_shape`` an int."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, *, dtype=np.float32):
         super().__init__()
         if isinstance(normalized_shape, (tuple, list)):
-            if len(normalized_shape) != 1:
-                raise ConfigError(f"LayerNorm: normalized_shape={tuple(normalized_shape)}; only the last "
-                                  "axis can be normalised here, pass one size")
-            normalized_shape = normalized_shape[0]
-        self.normalized_shape, self.eps = int(normalized_shape), float(eps)
-        self.weight = Parameter(np.ones(self.normalized_shape), dtype=dtype)
-        self.bias = Parameter(np.zeros(self.normalized_shape), dtype=dtype)
+            shape = tuple(int(n) for n in normalized_shape)
+            if not shape or min(shape) <= 0:
+                raise ConfigError(f"LayerNorm: normalized_shape={shape} must be one or more sizes > 0")
+            normalized_shape = shape[0] if len(shape) == 1 else shape
+        self.normalized_shape, self.eps = normalized_shape if isinstance(normalized_shape, tuple) \
+            else int(normalized_shape), float(eps)
+        shape = self.normalized_shape if isinstance(self.normalized_shape, tuple) else (self.normalized_shape,)
+        self.weight = Parameter(np.ones(shape), dtype=dtype)
+        self.bias = Parameter(np.zeros(shape), dtype=dtype)
 
     def forward(self, x):
         x = as_tensor(x)
+        if isinstance(self.normalized_shape, tuple):  # several trailing axes
+            return F.layer_norm(x, self.weight, self.bias, eps=self.eps, normalized_shape=self.normalized_shape)
         _check_features("LayerNorm", x, self.normalized_shape)
         return F.layer_norm(x, self.weight, self.bias, eps=self.eps)  # (N..., C)
 
     def extra_repr(self):
-        return f"({self.normalized_shape},), eps={self.eps}"
+        shape = self.normalized_shape if isinstance(self.normalized_shape, tuple) else (self.normalized_shape,)
+        return f"{shape}, eps={self.eps}"
 
 
 class Dropout(Module):

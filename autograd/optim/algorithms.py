@@ -53,7 +53,9 @@ class SGD(Optimizer):
             grad = grad + wd * p.data
         if mu != 0:
             if "momentum_buffer" not in state:
-                state["momentum_buffer"] = grad.copy()
+                # an array even for a 0-d parameter (where grad + wd·θ is a NumPy scalar, and a
+                # scalar's copy would take the in-place updates below out of the state)
+                state["momentum_buffer"] = np.array(grad, dtype=p.dtype)
             else:
                 buf = state["momentum_buffer"]
                 buf *= mu
