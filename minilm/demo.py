@@ -137,12 +137,14 @@ class Demo:
         top = np.argsort(-p)[:k]
         return [[self.tok.id_to_token(int(i)), float(p[i])] for i in top]
 
-    def cloze(self, prefix="cats eat "):
-        """BERT's view: fill the masked character after ``prefix``."""
+    def cloze(self, prefix="cats eat ", k=3):
+        """BERT's view: the distribution of the masked character after ``prefix`` (top k)."""
         x = np.concatenate([self._encode(prefix), [[self.tok.mask_id]]], axis=1)
         with no_grad():
             _, logits = self.model(x, None)
-        return self.tok.id_to_token(int(np.argmax(logits.data[0, -1])))
+        p = F.softmax(logits[0, -1]).data
+        top = np.argsort(-p)[:k]
+        return [[self.tok.id_to_token(int(i)), float(p[i])] for i in top]
 
     def cls_vectors(self):
         with no_grad():
@@ -161,11 +163,13 @@ class Demo:
         others = idx["cats"] + idx["dogs"]
         with no_grad():
             gpt = self.gpt_loss().item()
+        cloze = self.cloze()
         return {
             "gpt_loss": gpt,
             "mlm_loss": self.eval_mlm_loss(),
             "continuation": self.continuation(),
-            "cloze": self.cloze(),
+            "cloze": cloze[0][0],   # the filled character
+            "cloze_top": cloze,     # [[character, probability], ...], the top three
             "cls_dist_birds_others": float(d[np.ix_(idx["birds"], others)].mean()),
             "cls_dist_cats_dogs": float(d[np.ix_(idx["cats"], idx["dogs"])].mean()),
         }
@@ -176,6 +180,7 @@ def summarize(runs: list[dict]) -> dict:
     n = len(runs)
     top2 = sum({c for c, _ in r["continuation"][:2]} == {"e", "d"} for r in runs)
     cloze = sum(r["cloze"] == "f" for r in runs)
+    cloze_top3 = sum("f" in [c for c, _ in r["cloze_top"]] for r in runs)
     farther = sum(r["cls_dist_birds_others"] > r["cls_dist_cats_dogs"] for r in runs)
-    return {"seeds": n, "top2_is_e_and_d": top2, "cloze_is_f": cloze,
+    return {"seeds": n, "top2_is_e_and_d": top2, "cloze_is_f": cloze, "cloze_f_in_top3": cloze_top3,
             "birds_farther_than_cats_dogs": farther}

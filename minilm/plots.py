@@ -33,20 +33,30 @@ def demo_figure(demo, path) -> Path:
     """The demo's two loss curves and the [CLS] distance matrix of the six sentences."""
     plt = _plt()
     from minilm.data import SEED_SENTENCES
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name, values in demo.history.items():
-        ax1.plot(values, alpha=0.3)
-        ax1.plot(np.arange(len(smooth(values))) + 9, smooth(values), label=name.replace("_", " "))
+    # constrained layout makes room for the matrix's long row labels (the sentences) between the
+    # two panels; with a fixed layout they ran into the loss plot.
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6), layout="constrained",
+                                   gridspec_kw={"width_ratios": [1.15, 1]})
+    names = {"gpt_loss": "GPT (next character)", "mlm_loss": "BERT (masked characters)"}
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    window = 10
+    for k, (key, values) in enumerate(demo.history.items()):
+        c = colours[k % len(colours)]
+        s = smooth(values, window)
+        ax1.plot(values, color=c, alpha=0.25, linewidth=0.8)
+        ax1.plot(np.arange(len(s)) + (len(values) - len(s)), s, color=c, linewidth=2,
+                 label=names.get(key, key))  # each average drawn at its window's last step
     ax1.set_xlabel("step")
     ax1.set_ylabel("cross-entropy (nats)")
     ax1.set_title("GPT and BERT objectives, one shared network")
-    ax1.legend()
+    ax1.grid(alpha=0.3)
+    ax1.legend(frameon=False)
     d = demo.cls_distances()
     im = ax2.imshow(d, cmap="viridis")
     ax2.set_xticks(range(len(d)), SEED_SENTENCES, rotation=40, ha="right")
     ax2.set_yticks(range(len(d)), SEED_SENTENCES)
     ax2.set_title("distance between h[CLS] vectors")
-    fig.colorbar(im, ax=ax2)
+    fig.colorbar(im, ax=ax2, label="Euclidean distance")
     return _save(fig, path)
 
 

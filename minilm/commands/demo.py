@@ -15,8 +15,9 @@ def register(sub):
         description="Train one tiny Transformer (d=32, 4 heads, one block) jointly on the GPT (next "
                     "character, causal mask) and BERT (masked characters, bidirectional) objectives over "
                     "six sentences, then report what each objective learned: the GPT loss, the MLM loss on "
-                    "a fixed mask set, the next character after 'cats ', the cloze 'cats eat _', and the "
-                    "[CLS] distances. Saves a figure of the loss curves and the [CLS] distance matrix.")
+                    "a fixed mask set, the top three characters after 'cats ' and for the cloze "
+                    "'cats eat _' with their probabilities, and the [CLS] distances. Saves a figure of "
+                    "the loss curves and the [CLS] distance matrix.")
     add_common(p)
     p.add_argument("--seeds", type=int, default=1, help="repeat over seeds SEED..SEED+N-1 and report how "
                                                         "often each result holds (default 1)")
@@ -58,7 +59,8 @@ def run(args):
             s = summarize(runs)
             n = s["seeds"]
             print(f"\nover {n} seeds: top two after 'cats ' are e and d in {s['top2_is_e_and_d']}/{n}; "
-                  f"cloze fills 'f' in {s['cloze_is_f']}/{n}; birds' [CLS] farther from the others than "
+                  f"cloze fills 'f' in {s['cloze_is_f']}/{n} ('f' among its top three in "
+                  f"{s['cloze_f_in_top3']}/{n}); birds' [CLS] farther from the others than "
                   f"cats' from dogs' in {s['birds_farther_than_cats_dogs']}/{n}")
         if figure:
             print(f"figure: {figure}")
@@ -66,10 +68,14 @@ def run(args):
     return 0
 
 
+def _top(pairs):
+    """[['e', 0.58], ['d', 0.42], ...] -> "'e' 0.58, 'd' 0.42, ..." """
+    return ", ".join(f"{c!r} {p:.2f}" for c, p in pairs)
+
+
 def _print_run(r):
-    cont = ", ".join(f"{c!r} {p:.2f}" for c, p in r["continuation"])
     print(f"seed {r['seed']}: GPT loss {r['gpt_loss']:.3f} | MLM loss (fixed masks) {r['mlm_loss']:.3f}\n"
-          f"  after 'cats ': {cont}\n"
-          f"  cloze 'cats eat _' -> {r['cloze']!r}\n"
+          f"  after 'cats ':      {_top(r['continuation'])}\n"
+          f"  cloze 'cats eat _': {_top(r['cloze_top'])}\n"
           f"  [CLS] distance birds-vs-others {r['cls_dist_birds_others']:.3f}, "
           f"cats-vs-dogs {r['cls_dist_cats_dogs']:.3f}")

@@ -31,7 +31,8 @@ def register(sub):
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     exp_sub = p.add_subparsers(dest="experiment", metavar="NAME", required=True)
     for name, module in experiments.items():
-        ep = exp_sub.add_parser(name, help=module.HELP, description=module.__doc__,
+        # HELP is plain prose ("ELECTRA-15%"); argparse %-formats a help string, so escape its %
+        ep = exp_sub.add_parser(name, help=module.HELP.replace("%", "%%"), description=module.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         add_common(ep)
         ep.add_argument("--quick", action="store_true", help="toy sizes, about 2 minutes: checks that it runs")

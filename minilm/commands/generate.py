@@ -113,7 +113,7 @@ def run(args):
         print(json.dumps({"prompt": args.prompt, "prompt_ids": prompt_ids,
                           "completions": results, "decoding": _settings(args)}))
         return 0
-    print(f"decoding: {_settings(args)}", file=sys.stderr)
+    print(f"decoding: {_describe(_settings(args))}", file=sys.stderr)
     for k, r in enumerate(results):
         if len(results) > 1:
             print(f"[beam {k}, score {r['score']:.3f}]" if "score" in r else f"[sample {k}]")
@@ -129,3 +129,19 @@ def _settings(args) -> dict:
         return {"method": "greedy", "max_new_tokens": args.max_new_tokens}
     return {"method": "sample", "temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
             "seed": args.seed, "max_new_tokens": args.max_new_tokens}
+
+
+def _describe(settings: dict) -> str:
+    """The settings as a person reads them: 'sample, temperature 1.0, top-k 50, seed 0, at most 40
+    new tokens' (a filter that is off is left out)."""
+    method = settings["method"]
+    parts = {"beam": ["beam search"], "greedy": ["greedy"]}.get(method, [method])
+    if method == "beam":
+        parts += [f"{settings['num_beams']} beams", f"length penalty {settings['length_penalty']}"]
+    if method == "sample":
+        parts.append(f"temperature {settings['temperature']}")
+        parts += [f"{name} {settings[key]}" for name, key in (("top-k", "top_k"), ("top-p", "top_p"))
+                  if settings[key] is not None]
+        parts.append(f"seed {settings['seed']}")
+    parts.append(f"at most {settings['max_new_tokens']} new tokens")
+    return ", ".join(parts)

@@ -22,7 +22,9 @@ def register(sub):
                     "options: minilm train FAMILY --help.")
     fam_sub = p.add_subparsers(dest="family", metavar="FAMILY", required=True)
     for name, module in families.items():
-        fp = fam_sub.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0],
+        summary = (module.__doc__ or "").strip().splitlines()[0]
+        # plain prose from the docstring; argparse %-formats a help string, so escape its %
+        fp = fam_sub.add_parser(name, help=summary.replace("%", "%%"),
                                 description=module.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         add_common(fp)

@@ -212,8 +212,22 @@ def test_generate_command(checkpoint, capsys):
     code, beams, _ = _run(capsys, path, "--prompt", "eat", "--beams", "3", "--max-new-tokens", "4", "--json")
     assert code == 0 and len(beams["completions"]) == 3
     assert all(c["ids"][-1] == tok.sep_id or len(c["ids"]) == 4 for c in beams["completions"])
-    code, text, _ = _run(capsys, path, "--prompt", "fish", "--max-new-tokens", "3")
+    code, text, err = _run(capsys, path, "--prompt", "fish", "--max-new-tokens", "3")
     assert code == 0 and text.startswith("fish")
+    assert "decoding: sample, temperature 1.0, seed 0, at most 3 new tokens" in err
+
+
+def test_generate_prints_its_settings_as_words(checkpoint, capsys):
+    path, _, _ = checkpoint
+    for argv, want in [
+            (["--top-k", "5", "--top-p", "0.9", "--temperature", "0.7", "--seed", "2"],
+             "decoding: sample, temperature 0.7, top-k 5, top-p 0.9, seed 2, at most 4 new tokens"),
+            (["--greedy"], "decoding: greedy, at most 4 new tokens"),
+            (["--beams", "3", "--length-penalty", "0.6"],
+             "decoding: beam search, 3 beams, length penalty 0.6, at most 4 new tokens")]:
+        code, _, err = _run(capsys, path, "--prompt", "cats", "--max-new-tokens", "4", *argv)
+        assert code == 0 and want in err.splitlines(), err
+        assert "{" not in err and "'method'" not in err
 
 
 def test_generate_command_rejects_a_prompt_longer_than_the_context(checkpoint, capsys):
