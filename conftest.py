@@ -1,5 +1,10 @@
 """Shared pytest set-up: the ``--impl`` option and the ``impl`` fixture of the graded tests.
 
+This file sits at the top of the kit, not in ``tests/``, because pytest reads the top-level
+``conftest.py`` before it parses the command line from any folder of the kit: so
+``pytest --impl exercises -m task1_2`` works as written (pytest would otherwise take ``exercises``
+for a path and never learn the option), as do ``--impl=exercises`` and runs from a subfolder.
+
 * ``pytest`` grades ``solutions/`` (all green in a full checkout).
 * ``pytest --impl exercises`` (or ``MINILM_IMPL=exercises pytest``) grades the student's ``exercises/``.
 
@@ -9,6 +14,7 @@ itself keeps every other slot on the reference, so one unfinished task never fai
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 # one BLAS thread, as minilm/__init__.py sets for the CLI: must happen before numpy is imported
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -32,6 +38,19 @@ def pytest_configure(config):
     config._minilm_impl = tasks._check(chosen) if chosen else tasks.default_impl()
     # The library runs on the reference wherever it exists; graded tests pick their own slot.
     tasks.set_impl("solutions" if tasks.solutions_available() else "exercises")
+    _testpaths_from_anywhere(config)
+
+
+def _testpaths_from_anywhere(config):
+    """``pytest`` with no path, run from a folder of the kit that holds no tests (docs/, exercises/),
+    collects the kit's testpaths as it does from the top, instead of finding nothing there."""
+    source = getattr(config, "args_source", None)
+    here = Path(str(config.invocation_params.dir)).resolve()
+    top = Path(str(config.rootpath)).resolve()
+    if source is None or source.name != "INVOCATION_DIR" or here == top or not here.is_relative_to(top) \
+            or "tests" in here.relative_to(top).parts:
+        return
+    config.args[:] = [str(top / p) for p in config.getini("testpaths")] or [str(top)]
 
 
 def pytest_report_header(config):

@@ -13,9 +13,12 @@ from minilm import grading  # noqa: E402
 
 
 def main() -> int:
-    summaries = grading.run_graded("exercises")
-    tests = [t for s in summaries for t in s.tests]
-    passed = [t for t in tests if t.outcome == "passed"]
+    report = grading.grade("exercises")
+    tests = report.tests
+    passed = [t for t in tests if t.status == "passed"]
+    if report.problems:
+        print("check_stubs: grading hit problems outside any test:", *report.problems, sep="\n  ", file=sys.stderr)
+        return 1
     untagged = [t for t in tests if t.task == "?"]
     if not tests:
         print("check_stubs: no graded tests were collected", file=sys.stderr)
@@ -31,7 +34,7 @@ def main() -> int:
             print(f"  {t.nodeid}", file=sys.stderr)
         return 1
     print(f"check_stubs: all {len(tests)} graded tests fail on the stubs "
-          f"({sum(t.not_implemented for t in tests)} with NotImplementedError)")
+          f"({sum(t.status == 'not implemented' for t in tests)} with their own task's NotImplementedError)")
     return 0
 
 

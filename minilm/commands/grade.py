@@ -1,18 +1,35 @@
 """``minilm grade``: run the graded tests against your exercises/ and print a score table."""
-import json
+import argparse
 import sys
 
 from minilm import grading
 
 ORDER = 20
 
+STATUSES = """\
+statuses:
+  passed        every test of the task passed
+  failed        a test failed: the reason is the test's own message
+  not started   the task's stub still raises NotImplementedError
+  blocked       every failure comes from another task's stub ("blocked by Task 3.2"): do that one first
+  crashed       the test process died (a segfault in a numba kernel, an abort)
+  timed out     a test ran past --timeout (an endless loop?); the task's other tests are not run
+  error         an exercise file does not import (SyntaxError, ImportError), with file and line
+exit status: 0 only when every graded task passed."""
+
 
 def register(sub):
-    p = sub.add_parser("grade", help="grade exercises/ (or --impl solutions) with the graded tests",
-                       description="Run tests/graded against a task implementation and print, per task, "
-                                   "the points, the status (passed / failed / not started) and the first "
-                                   "failure. Uses exercises/ unless the global --impl says otherwise.")
+    p = sub.add_parser(
+        "grade", help="grade exercises/ with the graded tests: a table of points and statuses",
+        description="Run tests/graded against your exercises/ (or the global --impl) and print, per task, "
+                    "the points, the status and the reason of the first failure. Each task module runs in "
+                    "its own process with a time limit per test, so a crash or a hang costs only its task.",
+        epilog=STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", help="only this task (e.g. 2.1) or task module (e.g. 2)")
+    p.add_argument("--timeout", type=float, default=grading.DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="time limit per test (default: %(default)g s)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="task modules graded at once (default: 2, or 1 on a one-core machine)")
     p.add_argument("--json", dest="json_path", metavar="RESULTS_JSON",
                    help="also write Gradescope's results.json to this path")
     p.add_argument("--verbose", action="store_true", help="show pytest's own output (on stderr)")
@@ -22,13 +39,22 @@ def register(sub):
 
 def run(args):
     impl = args.impl or "exercises"
-    summaries = grading.run_graded(impl, task=args.task, echo=args.verbose)
-    if not summaries:
+    print(f"grading {impl}/ (time limit {args.timeout:g} s per test)", file=sys.stderr)
+
+    def progress(module_run):
+        n = len(module_run.tests)
+        ok = sum(t.status == "passed" for t in module_run.tests.values())
+        print(f"  module {module_run.module}: {ok}/{n} tests passed", file=sys.stderr)
+
+    report = grading.grade(impl, task=args.task, timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
+                           progress=progress)
+    if not report.tasks and not report.problems:
         print("no graded tests matched", file=sys.stderr)
         return 1
-    print(f"grading {impl}/", file=sys.stderr)
-    print(grading.format_table(summaries))
+    print(grading.format_table(report))
     if args.json_path:
-        grading.write_results(args.json_path, summaries)
+        grading.write_results(args.json_path, report)
         print(f"wrote {args.json_path}", file=sys.stderr)
-    return 0
+    if report.interrupted:
+        return 130
+    return 0 if report.passed else 1

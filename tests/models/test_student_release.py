@@ -7,7 +7,6 @@ checkout (an editable install of it would otherwise make ``solutions`` importabl
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,37 +15,13 @@ from pathlib import Path
 import pytest
 
 from autograd import tasks
-
-ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / "tools" / "make_student_release.py"
+from tests.release_kit import ROOT, TOOL, make_release, run_in
 
 pytestmark = [
     pytest.mark.skipif(not tasks.solutions_available(), reason="a release is made from a full checkout"),
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
-
-# Runs a module inside the release as if this checkout did not exist.
-BOOT = """\
-import os, runpy, sys
-root = {root!r}
-sys.path[:] = [p for p in sys.path if os.path.realpath(p or '.') != root]
-sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, '__module__', '').startswith('__editable__')]
-sys.argv = [{module!r}, *sys.argv[1:]]
-runpy.run_module({module!r}, run_name='__main__', alter_sys=True)
-"""
-
-
-def run_in(release: Path, module: str, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("MINILM_IMPL", "PYTHONPATH")}
-    env["MPLBACKEND"] = "Agg"
-    code = BOOT.format(root=os.path.realpath(ROOT), module=module)
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=release, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def make(dest: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(TOOL), str(dest), *extra], capture_output=True, text=True,
-                          timeout=600)
+make = make_release
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +134,7 @@ def test_pytest_in_the_release_grades_the_stubs(release):
 def test_minilm_grade_in_the_release_reports_nothing_done(release, tmp_path):
     results = tmp_path / "results.json"
     run = run_in(release, "minilm.cli", "grade", "--json", str(results))
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode == 1, run.stderr[-3000:]  # 0 only when every task passed
     rows = [l.split() for l in run.stdout.splitlines() if l[:1].isdigit()]
     assert len(rows) >= 20
     for row in rows:
@@ -214,3 +189,44 @@ def test_refuses_unsafe_destinations(tmp_path):
     (tmp_path / "full" / "file.txt").write_text("x")
     full = make(tmp_path / "full")
     assert full.returncode == 1 and "not empty" in full.stderr
+
+
+def test_leak_check_finds_a_renamed_copy(tmp_path):
+    """A solution block with every local name changed and re-indented is still found; the block's
+    plain library call sites are not."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import make_student_release as tool
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    blocks = [b for b in tool.solution_blocks() if b.func == "choose_groups"]
+    cfrags = tool.code_fragments(blocks)
+    planted = tmp_path / "helper.py"
+    planted.write_text(
+        "def pick(gs, total, *, gen, p=0.15, cap=20):\n"
+        "    if True:\n"
+        "        lim = min(int(cap), max(1, round(total * p)))\n"
+        "        out = []\n"
+        "        for j in gen.permutation(len(gs)):\n"
+        "            if len(out) >= lim:\n"
+        "                break\n"
+        "            if len(out) + len(gs[j]) > lim:\n"
+        "                continue\n"
+        "            out.extend(gs[j])\n"
+        "        return out\n")
+    assert tool.code_leaks(planted, cfrags) == [f"solutions/{blocks[0].file}:{blocks[0].span[0] + 1}"]
+    assert tool.leaks(planted, tool.fragments(blocks)) == []       # the verbatim check alone misses it
+    assert tool.code_leaks(ROOT / "minilm" / "corruption" / "bert.py", cfrags) == []
+
+
+def test_known_copies_are_still_copies():
+    """KNOWN_COPIES only excuses copies that exist: once the library calls the slot, drop the line."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import make_student_release as tool
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    cfrags = tool.code_fragments(tool.solution_blocks())
+    for rel, source in sorted(tool.KNOWN_COPIES):
+        found = [f.split(":")[0] for f in tool.code_leaks(ROOT / rel, cfrags)]
+        assert source in found, f"{rel} no longer copies {source}: remove it from KNOWN_COPIES"

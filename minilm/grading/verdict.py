@@ -1,0 +1,165 @@
+"""What one graded test and one task came to: the statuses and the student-facing reason.
+
+A test ends in one of
+
+    passed · failed · not implemented (its own task's stub raised) · blocked (another task's stub
+    raised) · timed out · crashed · error (SyntaxError / ImportError in an exercise file) · not run
+
+and a task takes the status of its tests by these rules, first match wins:
+
+1. every test passed                                   -> passed
+2. a test crashed / timed out / hit an error           -> crashed / timed out / error
+3. no test passed and some raised the task's own stub  -> not started
+4. every failure is another task's stub                -> blocked (by Task X.Y)
+5. otherwise                                           -> failed
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+PASSED, FAILED, NOT_IMPLEMENTED, BLOCKED = "passed", "failed", "not implemented", "blocked"
+TIMED_OUT, CRASHED, ERROR, NOT_RUN = "timed out", "crashed", "error", "not run"
+TASK_STATUSES = ("passed", "failed", "not started", "blocked", "crashed", "timed out", "error", "not run")
+
+NIE_RE = re.compile(r"Task (\d+\.(?:\d+|capstone))")
+FLOOD_LINES = 60  # more lines than a screenful: the task is told so (printing in a loop slows grading)
+
+# Lines of a failure that carry no information for a student: the bare exception name and the
+# headers that numpy.testing puts before the err_msg.
+_NOISE = re.compile(r"^(AssertionError:?|Not equal to tolerance.*|Arrays are not (almost )?equal.*|"
+                    r"Not equal to \d+ decimals.*|Items are not equal:?|)$")
+_ARRAY_DUMP = re.compile(r"^\s*(ACTUAL|DESIRED|x|y):\s")
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a pytest test class
+    nodeid: str
+    task: str  # "2.1" or "4.capstone"
+    points: float
+    hidden: bool = False
+    status: str = NOT_RUN
+    message: str = ""  # the reason, as a student reads it
+    blocked_by: str = ""  # "3.2" when another task's stub raised
+    printed_lines: int = 0
+    duration: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return self.points if self.status == PASSED else 0.0
+
+    @property
+    def name(self) -> str:
+        return self.nodeid.split("::", 1)[-1]
+
+    @property
+    def file(self) -> str:
+        return self.nodeid.split("::", 1)[0]
+
+
+@dataclass
+class TaskSummary:
+    task: str
+    tests: list = field(default_factory=list)
+    command: str = ""  # the command that shows the full failure
+    waits_for: list = field(default_factory=list)  # a capstone: its module's tasks still not started
+
+    @property
+    def points(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def status(self) -> str:
+        states = [t.status for t in self.tests]
+        if all(s == PASSED for s in states):
+            return "passed"
+        if self.waits_for and PASSED not in states:
+            return "not started"
+        for severe in (CRASHED, TIMED_OUT, ERROR):
+            if severe in states:
+                return severe
+        failing = [t for t in self.tests if t.status != PASSED]
+        if NOT_IMPLEMENTED in states and PASSED not in states:
+            return "not started"
+        if failing and all(t.status == BLOCKED for t in failing):
+            return "blocked by " + ", ".join(f"Task {b}" for b in self.blocked_by)
+        if all(s == NOT_RUN for s in states):
+            return "not run"
+        return "failed"
+
+    @property
+    def failing(self) -> list:
+        """The tests that did not pass, the most telling first (a crash before a plain failure)."""
+        order = (CRASHED, TIMED_OUT, ERROR, FAILED, NOT_IMPLEMENTED, BLOCKED, NOT_RUN)
+        return sorted((t for t in self.tests if t.status != PASSED), key=lambda t: order.index(t.status))
+
+    @property
+    def blocked_by(self) -> list:
+        return sorted({t.blocked_by for t in self.tests if t.blocked_by}, key=task_key)
+
+    @property
+    def reason(self) -> str:
+        """The first informative failure, and a word on floods of printing."""
+        status = self.status
+        notes = []
+        flood = max(self.tests, key=lambda t: t.printed_lines, default=None)
+        if flood is not None and flood.printed_lines > FLOOD_LINES:
+            notes.append(f"{flood.name} printed {flood.printed_lines:,} lines ({flood.duration:.1f} s): "
+                         f"printing inside a loop slows grading; remove the debug prints")
+        if status == "passed" or status == "not started":
+            return "\n".join(notes)
+        failing = self.failing
+        first = failing[0]
+        text = f"{first.name}: {first.message}" if first.message else first.name
+        more = len(failing) - 1
+        if more:
+            text += f"\n({more} more test{'s' if more > 1 else ''} of this task did not pass)"
+        return "\n".join([text, *notes])
+
+
+def task_key(task: str):
+    major, _, minor = task.partition(".")
+    return (int(major) if major.isdigit() else 99, int(minor) if minor.isdigit() else 99)
+
+
+def explain(text: str, max_lines: int = 8) -> str:
+    """The lines of a failure a student should read: the assertion's own message first.
+
+    Drops a bare ``AssertionError:`` line, NumPy's "Not equal to tolerance" header and its dumps
+    of the whole arrays; keeps the err_msg, the mismatch counts and the largest differences.
+    """
+    lines = [ln.rstrip() for ln in text.strip().splitlines()]
+    kept = [ln for ln in lines if not _NOISE.match(ln.strip()) and not _ARRAY_DUMP.match(ln)]
+    # pytest's assertion rewriting adds "assert ..." and "+  where ..." explanations after the
+    # message; keep them only when the test gave no message of its own.
+    if kept and not kept[0].lstrip().startswith("assert "):
+        kept = [ln for ln in kept if not ln.lstrip().startswith(("+", "assert ", "where "))] or kept
+    if len(kept) > max_lines:
+        kept = kept[:max_lines] + ["…"]
+    return "\n".join(kept).strip()
+
+
+def classify_exception(exc_type: str, message: str, own_task: str) -> tuple[str, str]:
+    """(status, blocked_by) of a test that raised ``exc_type(message)``."""
+    if exc_type == "NotImplementedError":
+        m = NIE_RE.search(message)
+        if m:
+            other = m.group(1)
+            return (NOT_IMPLEMENTED, "") if other == own_task else (BLOCKED, other)
+    if exc_type in ("SyntaxError", "IndentationError", "TabError", "ImportError", "ModuleNotFoundError"):
+        return ERROR, ""
+    return FAILED, ""
+
+
+def wrap(text: str, width: int) -> list[str]:
+    out = []
+    for para in text.splitlines() or [""]:
+        out.extend(textwrap.wrap(para, width=max(width, 30), break_long_words=True,
+                                 break_on_hyphens=False) or [""])
+    return out

@@ -1,0 +1,282 @@
+"""The grader: the documented commands, one status per task, isolation from crashes and hangs, and
+reasons a student can act on.
+
+A fake kit (this checkout's packages linked into a temporary folder, plus graded tests that pass,
+fail, hang, segfault, print a flood, raise another task's stub or meet a SyntaxError) checks the
+machinery in seconds; the slow test plants the same mistakes in a real student release.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograd import tasks
+from minilm import grading
+from minilm.grading.verdict import TaskSummary, TestResult, explain
+from tests.release_kit import ROOT, fill_from_reference, make_release, plant, run_in
+
+needs_solutions = pytest.mark.skipif(not tasks.solutions_available(), reason="needs a full checkout")
+
+FAKE_TESTS = {
+    "test_task01_fake.py": '''
+        import os, signal
+        import numpy as np
+        import pytest
+
+        @pytest.mark.task1_1
+        def test_ok():
+            pass
+
+        @pytest.mark.task1_1
+        def test_prints_a_flood():
+            for i in range(500):
+                print("debug", i)
+
+        @pytest.mark.task1_2
+        @pytest.mark.points(3)
+        def test_numpy_message():
+            np.testing.assert_allclose([1.0, 2.0], [1.0, 2.5],
+                                       err_msg="attention: divide the scores by sqrt(d_k), not d_k")
+
+        @pytest.mark.task1_3
+        def test_hangs():
+            while True:
+                pass
+
+        @pytest.mark.task1_3
+        def test_sibling_of_the_hang():
+            pass
+
+        @pytest.mark.task1_4
+        def test_segfaults():
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+        @pytest.mark.task1_4
+        def test_after_the_crash():
+            pass
+
+        @pytest.mark.task1_5
+        def test_needs_another_task():
+            raise NotImplementedError("Task 1.1: backward")
+    ''',
+    "test_task02_fake.py": '''
+        import pytest
+
+        @pytest.mark.task2_1
+        def test_own_stub():
+            raise NotImplementedError("Task 2.1: softmax_forward")
+
+        @pytest.mark.task2_2
+        def test_syntax_error_in_an_exercise():
+            compile("def f(:\\n    pass\\n", "exercises/task02_kernels/cross_entropy.py", "exec")
+
+        @pytest.mark.task2_3
+        @pytest.mark.hidden
+        def test_held_back():
+            assert 1 + 1 == 3, "1 + 1 should be 2 here, as in the visible test"
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def fake_kit(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("fake_kit")
+    for name in ("autograd", "minilm", "exercises", "solutions"):
+        if (ROOT / name).is_dir():
+            (root / name).symlink_to(ROOT / name)
+    shutil.copy(ROOT / "conftest.py", root / "conftest.py")
+    shutil.copy(ROOT / "setup.cfg", root / "setup.cfg")
+    graded = root / "tests" / "graded"
+    graded.mkdir(parents=True)
+    (root / "tests" / "__init__.py").write_text("")
+    for name, body in FAKE_TESTS.items():
+        (graded / name).write_text(textwrap.dedent(body), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def fake_report(fake_kit):
+    return grading.grade("exercises", root=fake_kit, timeout=4)
+
+
+def _task(report, task) -> TaskSummary:
+    return next(s for s in report.tasks if s.task == task)
+
+
+def test_every_task_gets_one_status(fake_report):
+    statuses = {s.task: s.status for s in fake_report.tasks}
+    assert statuses == {"1.1": "passed", "1.2": "failed", "1.3": "timed out", "1.4": "crashed",
+                        "1.5": "blocked by Task 1.1", "2.1": "not started", "2.2": "error", "2.3": "failed"}
+    assert not fake_report.passed and not fake_report.problems
+
+
+def test_a_hang_costs_its_test_and_its_task_only(fake_report):
+    hang = _task(fake_report, "1.3")
+    by_name = {t.name: t for t in hang.tests}
+    assert by_name["test_hangs"].status == "timed out" and "4 s" in by_name["test_hangs"].message
+    assert by_name["test_sibling_of_the_hang"].status == "not run"
+    assert _task(fake_report, "1.4").points == 1  # the crash cost one test; its sibling still ran
+
+
+def test_a_crash_names_the_signal_and_the_next_step(fake_report):
+    crash = _task(fake_report, "1.4")
+    assert "SIGSEGV" in crash.reason and "NUMBA_DISABLE_JIT=1" in crash.reason
+    assert crash.command.startswith("NUMBA_DISABLE_JIT=1 pytest --impl exercises")
+
+
+def test_the_reason_is_the_assertions_own_message(fake_report):
+    reason = _task(fake_report, "1.2").reason
+    assert reason.startswith("test_numpy_message: attention: divide the scores by sqrt(d_k)")
+    assert "Not equal to tolerance" not in reason and "AssertionError" not in reason
+    assert "Max absolute difference" in reason
+
+
+def test_a_syntax_error_names_the_file_and_the_line(fake_report):
+    reason = _task(fake_report, "2.2").reason
+    assert "SyntaxError in exercises/task02_kernels/cross_entropy.py, line 1" in reason
+
+
+def test_a_flood_of_printing_is_reported(fake_report):
+    assert "printed 500 lines" in _task(fake_report, "1.1").reason
+
+
+def test_results_json_carries_every_test(fake_report, tmp_path):
+    path = tmp_path / "results.json"
+    grading.write_results(path, fake_report)
+    data = json.loads(path.read_text())
+    assert data["score"] == 3 and data["max_score"] == 13
+    tests = {t["name"]: t for t in data["tests"]}
+    assert len(tests) == 11
+    hang = tests["Task 1.3: test_hangs"]
+    assert hang["status"] == "failed" and hang["output"].startswith("timed out: ")
+    assert tests["Task 1.2: test_numpy_message"]["output"].startswith("failed: attention: divide")
+    assert tests["Task 2.3: test_held_back"]["visibility"] == "after_published"
+    assert tests["Task 1.1: test_ok"]["visibility"] == "visible"
+    assert "total: 3 / 13 points" in data["output"]
+
+
+def test_the_table_wraps_the_reason_and_keeps_the_command_whole(fake_report):
+    table = grading.format_table(fake_report, width=80)
+    lines = table.splitlines()
+    assert all(len(l) <= 80 for l in lines if "see it in full" not in l)
+    assert any('see it in full: pytest --impl exercises "tests/graded/test_task01_fake.py::test_numpy_message"'
+               in l for l in lines)
+
+
+@needs_solutions
+@pytest.mark.parametrize("impl, code", [("solutions", 0), ("exercises", 1)])
+def test_grade_exits_zero_only_when_every_task_passed(impl, code):
+    env = {k: v for k, v in os.environ.items() if k != "MINILM_IMPL"}
+    run = subprocess.run([sys.executable, "-m", "minilm.cli", "--impl", impl, "grade", "--task", "1.1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == code, run.stdout + run.stderr[-2000:]
+
+
+def test_task_argument_is_checked():
+    from autograd.errors import MiniLMError
+    with pytest.raises(MiniLMError, match="expected a task id like 2.1"):
+        grading.grade("exercises", task="two")
+    with pytest.raises(MiniLMError, match="no graded tests for module 99"):
+        grading.grade("exercises", task="99")
+
+
+def test_explain_keeps_the_message_and_drops_the_noise():
+    text = ("\nNot equal to tolerance rtol=1e-07, atol=0\nsoftmax: rows must sum to 1\n"
+            "Mismatched elements: 2 / 2 (100%)\nMax absolute difference among violations: 0.5\n"
+            " ACTUAL: array([1., 2.])\n DESIRED: array([1. , 2.5])")
+    assert explain(text) == ("softmax: rows must sum to 1\nMismatched elements: 2 / 2 (100%)\n"
+                             "Max absolute difference among violations: 0.5")
+    assert explain("the mask must be causal\nassert False") == "the mask must be causal"
+    assert explain("assert 3 == 4\n +  where 3 = f()") == "assert 3 == 4\n +  where 3 = f()"
+
+
+def test_a_task_status_is_not_started_only_on_its_own_stub():
+    def summary(*states):
+        s = TaskSummary("3.4")
+        for i, (status, by) in enumerate(states):
+            s.tests.append(TestResult(f"t::{i}", "3.4", 1, status=status, blocked_by=by))
+        return s
+    assert summary(("not implemented", ""), ("blocked", "3.2")).status == "not started"
+    assert summary(("blocked", "3.2"), ("passed", "")).status == "blocked by Task 3.2"
+    assert summary(("not implemented", ""), ("passed", "")).status == "failed"
+    assert summary(("failed", ""), ("timed out", "")).status == "timed out"
+
+
+# ---- the documented commands ---------------------------------------------------------------------------
+DOCUMENTED = [["--impl", "exercises", "-m", "task1_2"], ["--impl=exercises", "-m", "task1_2"]]
+
+
+@pytest.mark.parametrize("where, args", [(".", DOCUMENTED[0]), (".", DOCUMENTED[1]), ("docs", DOCUMENTED[0]),
+                                         ("tests/graded", DOCUMENTED[0])], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_documented_pytest_command_runs_in_the_checkout(where, args):
+    env = {k: v for k, v in os.environ.items() if k not in ("MINILM_IMPL", "PYTEST_ADDOPTS")}
+    run = subprocess.run([sys.executable, "-m", "pytest", *args, "-q", "-p", "no:randomly"], cwd=ROOT / where,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert "unrecognized arguments" not in run.stderr, run.stderr
+    assert "NotImplementedError: Task 1.2" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.returncode == 1 and " failed" in run.stdout.splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    if not tasks.solutions_available() or shutil.which("git") is None:
+        pytest.skip("a release is made from a full checkout, with git")
+    dest = tmp_path_factory.mktemp("grade_release") / "minilm-student"
+    done = make_release(dest, "--no-git")
+    assert done.returncode == 0, done.stderr
+    return dest
+
+
+@pytest.mark.parametrize("where, args", [(".", DOCUMENTED[0]), (".", DOCUMENTED[1]), (".", ["-m", "task1_2"]),
+                                         ("tests/graded", DOCUMENTED[0])], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_documented_pytest_command_runs_in_a_release(release, where, args):
+    run = run_in(release, "pytest", *args, "-q", "-p", "no:randomly", cwd=release / where, timeout=300)
+    assert "unrecognized arguments" not in run.stderr, run.stderr
+    assert "NotImplementedError: Task 1.2" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "10 failed" in run.stdout.splitlines()[-1], run.stdout[-500:]
+
+
+@needs_solutions
+@pytest.mark.slow
+def test_planted_mistakes_in_a_release(release, tmp_path):
+    """The issue's scenario: a kernel writing out of bounds, an endless loop, a SyntaxError, a flood of
+    prints, correct work in module 1 and Task 10.1, a correct 3.4 over a stub 3.2, wrong 3.1 and 1.1."""
+    work = tmp_path / "kit"
+    shutil.copytree(release, work, symlinks=True)
+    fill_from_reference(work, "task01_autograd", "task10_distill/soft_targets.py", "task03_transformer/blocks.py")
+    plant(work, "task02_kernels/matmul.py", "i1 = min(i0 + TILE, M)", "i1 = i0 + TILE", from_reference=True)
+    plant(work, "task07_electra/sampling.py", 'raise NotImplementedError("Task 7.1: sample_from_logits")',
+          "while True:\n        pass")
+    plant(work, "task09_seq2seq/span_corruption.py", '    raise NotImplementedError("Task 9.1',
+          '    x = = 1\n    raise NotImplementedError("Task 9.1')
+    begin = "    # BEGIN " + "SOLUTION\n"  # spelt in two halves: this file ships in a release
+    plant(work, "task05_bert/masking.py", begin, begin + "    for _i in range(300):\n        print('debug', _i)\n",
+          from_reference=True)
+    fill_from_reference(work, "task05_bert/mlm_loss.py")
+    results = tmp_path / "r.json"
+    run = run_in(work, "minilm.cli", "grade", "--timeout", "15", "--json", str(results), timeout=900)
+    table = run.stdout
+    assert run.returncode == 1, table + run.stderr[-3000:]
+    rows = {line.split()[0]: line for line in table.splitlines() if line[:1].isdigit()}
+    status = {task: " ".join(line.split()[2:4]) for task, line in rows.items()}
+    assert status["2.3"].startswith("crashed"), rows["2.3"]
+    assert status["7.1"] == "timed out", rows["7.1"]
+    assert status["9.1"].startswith("error") and "SyntaxError" in table and "span_corruption.py, line" in table
+    assert "printed" in table and "debug prints" in table
+    for task in ("1.1", "1.2", "1.3", "1.4", "1.5", "10.1", "5.2"):
+        got, most = rows[task].split()[1].split("/")
+        assert got == most and status[task].startswith("passed"), rows[task]
+    assert rows["3.4"].split()[2:6] == ["blocked", "by", "Task", "3.2"], rows["3.4"]
+    for task, st in status.items():
+        if task not in ("1.1", "1.2", "1.3", "1.4", "1.5", "10.1", "5.2", "2.3", "7.1", "9.1", "3.4"):
+            assert st.startswith(("not started", "blocked")), rows[task]
+    data = json.loads(results.read_text())
+    outputs = {t["name"].split(":")[0]: t["output"] for t in data["tests"]}
+    assert outputs["Task 7.1"].startswith(("timed out", "not run")) and data["score"] > 0
