@@ -19,10 +19,12 @@ The default implementation is ``solutions`` where that package exists (a full ch
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import importlib.util
 import os
+import re
 
 from .errors import MiniLMError
 
@@ -30,6 +32,7 @@ IMPLEMENTATIONS = ("solutions", "exercises")
 
 _overrides: dict[str, str] = {}  # task package ("task04_gpt") -> implementation, set by use()
 _impl: str | None = None  # the global choice; None = not decided yet (read MINILM_IMPL lazily)
+_traced: set | None = None  # (module, name) of every slot called inside trace(); None = not tracing
 
 
 def solutions_available() -> bool:
@@ -103,9 +106,80 @@ def bind(module: str, name: str):
     at call time. Bind once, at module level, with a comment pointing to the slot's file."""
 
     def slot(*args, **kwargs):
+        if _traced is not None:
+            _traced.add((module, name))
         return getattr(load(module), name)(*args, **kwargs)
 
     slot.__name__ = slot.__qualname__ = name
     slot.__doc__ = f"Task slot {name}: see solutions/{module.replace('.', '/')}.py (or exercises/)."
     slot.slot_module, slot.slot_name = module, name
     return slot
+
+
+@contextlib.contextmanager
+def trace():
+    """Record the slots called inside the block: ``with trace() as seen: ...`` leaves
+    ``{(module, name), ...}`` in ``seen`` (how the recipes' slot lists are checked)."""
+    global _traced
+    saved, _traced = _traced, set()
+    try:
+        yield _traced
+    finally:
+        seen, _traced = _traced, saved
+        if saved is not None:
+            saved.update(seen)
+
+
+_STUB_RE = re.compile(r"Task (\d+\.\d+)")
+
+
+def _stub_task(body) -> str | None:
+    """``"7.2"`` if a statement of ``body`` is the generated ``raise NotImplementedError("Task 7.2: ...")``."""
+    for node in body:
+        if (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                and getattr(node.exc.func, "id", None) == "NotImplementedError" and node.exc.args
+                and isinstance(node.exc.args[0], ast.Constant) and isinstance(node.exc.args[0].value, str)):
+            match = _STUB_RE.match(node.exc.args[0].value)
+            if match:
+                return match.group(1)
+    return None
+
+
+def unfinished(slots, impl: str = "exercises") -> list[tuple[str, str, str]]:
+    """Which of ``slots`` (``(module, name)`` pairs) are still the generated stubs in ``impl``.
+
+    Read from the source files, never imported, so that one file with a SyntaxError cannot hide the
+    others. Returns ``(task, "module.name", why)`` sorted by task: ``why`` is ``"stub"`` (the body,
+    or one method's body for a class, is still ``raise NotImplementedError("Task ...")``), or the
+    reason the file cannot be read (``"SyntaxError: ... (file, line N)"``, ``"file not found"``).
+    """
+    found, trees = [], {}
+    for module, name in sorted(set(slots)):
+        if module not in trees:
+            spec = None
+            try:
+                spec = importlib.util.find_spec(f"{impl}.{module}")
+            except ImportError:
+                pass
+            if spec is None or not spec.origin:
+                trees[module] = "file not found"
+            else:
+                try:
+                    with open(spec.origin, encoding="utf-8") as fh:
+                        trees[module] = ast.parse(fh.read(), filename=spec.origin)
+                except SyntaxError as e:
+                    trees[module] = f"SyntaxError: {e.msg} ({e.filename}, line {e.lineno})"
+        tree = trees[module]
+        if isinstance(tree, str):
+            found.append(("?", f"{module}.{name}", tree))
+            continue
+        for node in tree.body:
+            if getattr(node, "name", None) != name:
+                continue
+            bodies = [node.body] if not isinstance(node, ast.ClassDef) else [
+                item.body for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            tasks_seen = [t for t in map(_stub_task, bodies) if t]
+            if tasks_seen:
+                found.append((tasks_seen[0], f"{module}.{name}", "stub"))
+            break
+    return sorted(found, key=lambda f: ([int(x) if x.isdigit() else 0 for x in f[0].split(".")], f[1]))

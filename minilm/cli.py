@@ -58,6 +58,25 @@ def add_common(parser: argparse.ArgumentParser, json: bool = True, seed: int = 0
                             help="print one JSON object on stdout (progress goes to stderr)")
 
 
+def _missing_hint() -> str:
+    """What to do about unfinished slots; a student release has no solutions/ to fall back on."""
+    if tasks.solutions_available():
+        return "(fill them in under exercises/, or run the reference with --impl solutions)"
+    return "(fill them in under exercises/; `minilm grade` shows how far each task is)"
+
+
+def _report_missing(args, header: str | None = None) -> bool:
+    """Print every still-stubbed slot on the command's path (minilm/recipes/slots.py); True if any."""
+    from minilm.recipes.slots import describe_missing, missing_slots
+    missing = missing_slots(args)
+    if not missing:
+        return False
+    what = " ".join(str(getattr(args, k)) for k in ("command", "family", "experiment") if getattr(args, k, None))
+    header = header or f"{len(missing)} task slot(s) on the path of `minilm {what}` are not implemented yet:"
+    print(f"minilm {args.command}: {header}\n{describe_missing(missing)}\n{_missing_hint()}", file=sys.stderr)
+    return True
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -67,14 +86,17 @@ def main(argv=None) -> int:
     try:
         if args.impl:
             tasks.set_impl(args.impl)
+        if tasks.get_impl() == "exercises" and _report_missing(args):
+            return 1
         result = args.func(args)
         return int(result or 0)
     except MiniLMError as e:
         print(f"minilm {args.command}: error: {e}", file=sys.stderr)
         return 1
     except NotImplementedError as e:
-        print(f"minilm {args.command}: a task slot is not implemented yet: {e}\n"
-              f"(fill it in under exercises/, or run with --impl solutions)", file=sys.stderr)
+        print(f"minilm {args.command}: a task slot is not implemented yet: {e}", file=sys.stderr)
+        if not _report_missing(args, header="every unfinished slot this command runs:"):
+            print(_missing_hint(), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

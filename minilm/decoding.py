@@ -1,4 +1,5 @@
-"""Decoding: from a model's next-token scores to text (SPEC §8).
+"""Decoding: from a model's next-token scores to text (as transformers' src/transformers/generation/
+and openai/gpt-2's src/sample.py do it).
 
 The rules are task slots:
 

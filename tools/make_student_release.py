@@ -8,8 +8,14 @@ The release is this checkout's working tree, except:
 
 * no ``solutions/``, and no text from inside any ``# BEGIN SOLUTION`` … ``# END SOLUTION`` block
   anywhere: checked after writing (every run of 3 consecutive non-blank lines of a block, or the
-  whole block when it is shorter, must not occur in any file). A doc page that quotes solution code
-  is left out with a warning; any other file that does stops the release;
+  whole block when it is shorter, must not occur in any file; and in a Python file, no run of 3
+  statements of a block, compared as syntax trees with every local name renamed, so that a renamed
+  or re-indented copy is found too). A doc page that quotes solution code is left out with a
+  warning; any other file that does stops the release;
+* no held-back graded tests (``@pytest.mark.hidden``, in ``tests/graded/hidden/``: the autograder
+  runs them) and no autograder templates (``tools/autograder/``), checked after writing; the
+  release carries ``.github/workflows/classroom.yml`` instead, which grades each task module on
+  GitHub Classroom with ``minilm grade --task M`` (``tools/autograder/classroom.py``);
 * no maintainer machinery: ``.ci/``, every ``tools/make_*`` (exercises, golden files, releases),
   ``tools/check_stubs.py`` and any other tool that mentions ``solutions``, this tool's test; no
   caches, ``.venv``, ``runs/``, build output;
@@ -34,11 +40,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +56,9 @@ WINDOW = 3  # consecutive lines of a solution block that must not appear in the 
 SKIP_TOP = {".git", ".ci", ".venv", "venv", "solutions", "runs", "build", "dist"}
 SKIP_ANY = {"__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", ".mypy_cache", ".ruff_cache"}
 SKIP_SUFFIX = (".pyc", ".pyo", ".nbi", ".nbc", ".egg-info", ".DS_Store")
-INSTRUCTOR_FILES = {"tools/check_stubs.py", "tests/models/test_student_release.py"}
+INSTRUCTOR_FILES = {"tools/check_stubs.py", "tests/models/test_student_release.py", "tests/models/test_autograder.py",
+                    "docs/instructors.md", "docs/instructors.zh-TW.md"}
+HIDDEN_MARK = "mark.hidden"  # a held-back graded test (tests/graded/hidden/): the autograder's, not the student's
 TASK_RE = re.compile(r"Task (\d+\.\d+)")
 MARKER_RE = re.compile(r"^\s+(task(\d+)_(\d+|capstone)):\s*(.*)$")
 
@@ -71,6 +81,10 @@ def release_files(root: Path = ROOT) -> list[Path]:
             path = root / rel
             if name.endswith(SKIP_SUFFIX) or path.is_symlink() or rel.as_posix() in INSTRUCTOR_FILES:
                 continue
+            if rel.parts[:2] == ("tools", "autograder") or (  # the Gradescope bundle's templates
+                    rel.parts[:2] == ("tests", "graded") and name.endswith(".py")
+                    and HIDDEN_MARK in path.read_text(encoding="utf-8", errors="ignore")):
+                continue  # held-back tests never reach a student
             if rel.parts[0] == "tools" and (name.startswith("make_")  # generators: exercises, goldens, releases
                                             or "solutions" in path.read_text(encoding="utf-8", errors="ignore")):
                 continue  # maintainers' tools: of no use to a student, and some read the reference
@@ -133,6 +147,92 @@ def leaks(path: Path, frags: dict) -> list[str]:
     sizes = {len(k) for k in frags}
     found = {frags[tuple(lines[i:i + n])] for n in sizes for i in range(len(lines) - n + 1)
              if tuple(lines[i:i + n]) in frags}
+    return sorted(found)
+
+
+# ---- the same check on normalised code: a renamed copy is still a copy ---------------------------
+STMT_WINDOW = 3  # consecutive statements of a solution block, compared after renaming
+MIN_NODES = 36   # AST nodes; a smaller window (``B, H, T, _ = q.shape``...) is too common to be a quote
+# Copies that were in the library before this check could see them: each is a warning, not an error,
+# until the library calls the slot instead (then delete its line; a test fails on a stale line).
+KNOWN_COPIES = {
+    ("autograd/functional.py", "solutions/task02_kernels/layer_norm.py"),       # the composed layer norm
+    ("minilm/tokenizers/wordpiece_trainer.py", "solutions/task06_roberta/bpe.py"),  # the pair-merge loop
+}
+_NAME = "__n__"
+
+
+def _header(stmt: ast.stmt) -> ast.AST:
+    """A copy of ``stmt`` without its nested statements (they follow it in the stream), with every
+    name and argument marked for renaming."""
+    node = copy.deepcopy(stmt)
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        if isinstance(getattr(node, field, None), list):
+            setattr(node, field, [])
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            sub.id = _NAME + sub.id
+        elif isinstance(sub, ast.arg):
+            sub.arg = _NAME + sub.arg
+    return node
+
+
+def _stream(body) -> list[tuple[str, int]]:
+    """The statements of ``body`` in source order, nested ones after their parent: (dump, node count)."""
+    out = []
+    for stmt in body:
+        head = _header(stmt)
+        out.append((ast.dump(head, annotate_fields=False), sum(1 for _ in ast.walk(head))))
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                out.extend(_stream(inner))
+        for part in getattr(stmt, "handlers", []) + getattr(stmt, "cases", []):
+            out.extend(_stream(part.body))
+    return out
+
+
+def _canonical(window) -> str | None:
+    """The window's dumps with names numbered by first appearance; None if the window is too small."""
+    if sum(n for _, n in window) < MIN_NODES:
+        return None
+    names: dict[str, str] = {}
+    text = "\n".join(d for d, _ in window)
+    return re.sub(re.escape(_NAME) + r"(\w+)", lambda m: names.setdefault(m.group(1), f"v{len(names)}"), text)
+
+
+def code_fragments(blocks, root: Path = ROOT) -> dict[str, str]:
+    """Every run of STMT_WINDOW statements of each block (the whole block if shorter), normalised."""
+    out = {}
+    for b in blocks:
+        lines = (root / "solutions" / b.file).read_text(encoding="utf-8").splitlines()
+        try:
+            tree = ast.parse(textwrap.dedent("\n".join(lines[b.span[0] + 1:b.span[1]])))
+        except SyntaxError:
+            continue
+        stream = _stream(tree.body)
+        n = min(STMT_WINDOW, len(stream))
+        for i in range(len(stream) - n + 1):
+            key = _canonical(stream[i:i + n])
+            if key is not None:
+                out.setdefault(key, f"solutions/{b.file}:{b.span[0] + 1}")
+    return out
+
+
+def code_leaks(path: Path, cfrags: dict) -> list[str]:
+    """The solution blocks that the Python file ``path`` copies, renamed or re-indented or not."""
+    if path.suffix != ".py" or not cfrags:
+        return []
+    try:
+        stream = _stream(ast.parse(path.read_text(encoding="utf-8")).body)
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError):
+        return []
+    found = set()
+    for n in range(1, STMT_WINDOW + 1):
+        for i in range(len(stream) - n + 1):
+            key = _canonical(stream[i:i + n])
+            if key is not None and key in cfrags:
+                found.add(cfrags[key])
     return sorted(found)
 
 
@@ -331,13 +431,19 @@ def make_release(dest, *, given: str | None = None, root: Path = ROOT, git: bool
         return module_tasks.get(module, {None}) <= gift if n == "capstone" else task in gift
 
     frags = fragments(b for b in blocks if b.task not in gift)
+    cfrags = code_fragments([b for b in blocks if b.task not in gift], root)
     left_out = []
     for rel in release_files(root):
         if rel.parts[:2] == ("tests", "graded") and rel.suffix == ".py":
             marked = graded_tasks(root / rel)
             if marked and all(is_given(t) for t in marked):
                 continue  # every test in it grades a given task
-        found = leaks(root / rel, frags)
+        found = leaks(root / rel, frags) + code_leaks(root / rel, cfrags)
+        known = [f for f in found if (rel.as_posix(), f.split(":")[0]) in KNOWN_COPIES]
+        if known:
+            print(f"make_student_release: warning: {rel} copies {', '.join(known)} (a known copy: make "
+                  "the library call the slot)", file=sys.stderr)
+            found = [f for f in found if f not in known]
         if found and (rel.parts[0] == "docs" or rel.suffix in (".md", ".rst", ".txt")):
             left_out.append(f"{rel} (quotes {', '.join(found[:3])})")
             continue
@@ -363,14 +469,32 @@ def make_release(dest, *, given: str | None = None, root: Path = ROOT, git: bool
     for rel in left_out:
         print(f"make_student_release: warning: left out {rel}", file=sys.stderr)
     bad = [f"{p.relative_to(dest)}: {', '.join(found)}" for p in sorted(dest.rglob("*"))
-           if p.is_file() and (found := leaks(p, frags))]
+           if p.is_file() and (found := [f for f in leaks(p, frags) + code_leaks(p, cfrags)
+                                         if (p.relative_to(dest).as_posix(), f.split(":")[0]) not in KNOWN_COPIES])]
     if bad or (dest / "solutions").exists():
         raise ReleaseError("the release would contain solution text:\n  " + "\n  ".join(bad or ["solutions/"]))
+    held = [str(p.relative_to(dest)) for p in sorted((dest / "tests" / "graded").rglob("*.py"))
+            if HIDDEN_MARK in p.read_text(encoding="utf-8")]
+    if held:
+        raise ReleaseError("the release would contain held-back tests: " + ", ".join(held))
+    _classroom_workflow(dest)
     if git:
         _git(dest, "init", "-q")
         _git(dest, "add", "-A")
         _git(dest, "commit", "-q", "-m", "minilm student release")
     return dest
+
+
+def _classroom_workflow(dest: Path) -> None:
+    """Write the release's GitHub Classroom workflow (tools/autograder/classroom.py, kept out of the release)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("minilm_classroom", ROOT / "tools" / "autograder" / "classroom.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    try:
+        mod.write_workflow(dest)
+    except RuntimeError as e:
+        raise ReleaseError(f"the GitHub Classroom workflow: {e}") from None
 
 
 def main(argv=None) -> int:

@@ -5,8 +5,9 @@ GELU (Hendrycks & Gimpel 2016) weighs x by the probability that a standard norma
     exact ("none"):  gelu(x) = x·Φ(x),   Φ(x) = ½·(1 + erf(x/√2)),   φ(x) = exp(−x²/2)/√(2π)
     tanh  ("tanh"):  gelu(x) ≈ ½·x·(1 + tanh(u)),   u = √(2/π)·(x + 0.044715·x³)
 
-BERT's TensorFlow code and GPT-2 use the tanh form (SPEC §8; it differs from the exact one by at most
-4.7e-4, near x ≈ −2.70); Hugging Face's BERT ``"gelu"`` and PyTorch's default are exact.
+BERT's TensorFlow code (google-research/bert, ``modeling.py``) and GPT-2 (openai/gpt-2, ``src/model.py``)
+use the tanh form of Hendrycks & Gimpel 2016, §2 (it differs from the exact one by at most 4.7e-4,
+near x ≈ −2.70); Hugging Face's BERT ``"gelu"`` and PyTorch's default are exact.
 
 Derivatives (the backward multiplies them by grad_output):
 

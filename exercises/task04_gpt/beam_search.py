@@ -1,4 +1,5 @@
-"""Task 4.3: beam search with a length penalty (Hugging Face's algorithm; SPEC §8).
+"""Task 4.3: beam search with a length penalty (Hugging Face's algorithm: ``BeamSearchScorer`` and
+``BeamHypotheses`` in src/transformers/generation/beam_search.py).
 
 Greedy decoding commits to the best token at every step; beam search keeps the K best partial
 sequences ("beams") instead and extends all of them. One step:

@@ -11,8 +11,8 @@ are scored against the token at t + 1; the last position has no next token, and 
 never predicted.
 
 *Tied output*: GPT-2 scores the final hidden state h_t against every row of the token embedding,
-``logits = h · wteᵀ`` (SPEC §8; Press & Wolf 2017). One (V, C) matrix serves as input and output
-layer, with no output bias, and receives gradients from both ends.
+``logits = h · wteᵀ`` (openai/gpt-2, src/model.py; Press & Wolf 2017). One (V, C) matrix serves as
+input and output layer, with no output bias, and receives gradients from both ends.
 
 Letters: B batch, T time, C channels, V vocabulary.
 """

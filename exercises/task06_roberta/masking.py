@@ -5,7 +5,7 @@ preparing it, and duplicated it ``dupe_factor = 10`` times with different masks,
 each mask was seen 4 times ("static"). RoBERTa draws a new mask every time a sequence is fed to the
 model ("dynamic"): as good or slightly better, and it needs no 10× copy of the data.
 
-fairseq's ``MaskTokensDataset`` (SPEC §2) masks one sequence of length ``sz`` like this:
+fairseq's ``MaskTokensDataset`` (fairseq/data/mask_tokens_dataset.py) masks one sequence of length ``sz`` like this:
 
 1. ``num_mask = int(prob · sz + U)`` with U ~ Uniform[0, 1): stochastic rounding, so that the
    expected count is exactly ``prob · sz``. That many positions are drawn *without replacement*
@@ -28,32 +28,66 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograd.errors import ConfigError, MiniLMError
+from autograd.errors import ConfigError, MiniLMError, ShapeError
 from minilm.corruption._token_ids import as_ids, check_fraction, check_id
 
 
+def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1):
+    """Task 6.1: RoBERTa's choice of what to mask among ``n`` units (tokens, or whole words).
+
+    Returns ``(masked, to_mask, to_random)``, three bool arrays of shape (n,):
+
+      1. ``num_mask = int(prob * n + rng.random())`` — stochastic rounding (E[num_mask] = prob·n;
+         plain ``int`` or ``round`` would bias it). Choose that many units out of ALL n, without
+         replacement: ``rng.choice(n, num_mask, replace=False)``. ``masked`` is True there.
+      2. For each unit draw u = ``rng.random(n)``: a masked unit with u < ``leave_unmasked_prob +
+         random_token_prob`` is "random or unmasked". Split those with a second draw ``rng.random(n)``:
+         the share ``leave_unmasked_prob / (leave_unmasked_prob + random_token_prob)`` stays
+         unchanged, the rest become random tokens (``to_random``). Every other masked unit becomes
+         ``<mask>`` (``to_mask``). (With both probabilities 0, nothing is unchanged or random.)
+
+    So ``to_mask`` and ``to_random`` are disjoint parts of ``masked``, and ``masked & ~to_mask &
+    ~to_random`` is the part left unchanged but still predicted. Draw from ``rng`` exactly in the
+    order above (one ``random()``, the ``choice``, then two arrays of n), so that the whole kit gives
+    the same numbers on your code as on the reference. ``roberta_mask`` applies the plan to the
+    tokens of a sequence; RoBERTa's whole-word masking (``minilm.corruption.roberta_whole_word_mask``)
+    makes the plan over words and applies each word's decision to all of its tokens.
+
+    The graded tests check: the mean of num_mask is prob·n and each count is floor or ceil of it;
+    every unit, the first included, is masked at rate prob; the 80/10/10 split among the masked;
+    the three arrays nest as described; the order of the draws.
+    """
+    if isinstance(n, bool) or int(n) != n or n < 0:  # given: checks
+        raise ConfigError(f"mask_plan: n={n!r}: expected an integer >= 0")
+    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
+                    ("random_token_prob", random_token_prob),
+                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
+        check_fraction(p, op="mask_plan", name=name)
+    n = int(n)
+    raise NotImplementedError("Task 6.1: mask_plan")
+
+
 def roberta_mask(ids, *, mask_id, vocab_size, nspecial, rng, prob=0.15, leave_unmasked_prob=0.1,
-                 random_token_prob=0.1, pad_id=1):
+                 random_token_prob=0.1, pad_id=1, plan=None):
     """Task 6.1: fairseq/RoBERTa masking of one sequence. Returns ``(inputs, targets)``, (T,) each.
 
-    With ``sz = len(ids)``:
-      1. ``num_mask = int(prob * sz + rng.random())`` — stochastic rounding (E[num_mask] = prob·sz;
-         plain ``int`` or ``round`` would bias it). Choose that many positions out of ALL sz
-         positions, without replacement: ``rng.choice(sz, num_mask, replace=False)``.
-      2. For each masked position draw u: if u < ``leave_unmasked_prob + random_token_prob`` it is
-         "random or unmasked". Split those with a second draw: the share
-         ``leave_unmasked_prob / (leave_unmasked_prob + random_token_prob)`` stays unchanged, the
-         rest get a random id uniform in ``[nspecial, vocab_size)`` (never a special token).
-         All other masked positions become ``mask_id``.
-      3. ``targets`` = the original id at masked positions, ``pad_id`` elsewhere.
+    The given lines make ``ids`` a new int64 array (never write into the caller's array), check the
+    arguments and make the plan over the ``sz = len(ids)`` positions with ``mask_plan`` (steps 1-2 of
+    the module docstring, called through the library so that it is your ``mask_plan`` when the kit
+    runs on exercises/): ``masked``, ``to_mask`` and ``to_random``, bool arrays (sz,). A caller
+    that has made its own plan passes it as ``plan`` (whole-word masking: a plan over words, copied
+    to each word's tokens), and then no plan is drawn. Then:
 
-    Use ``rng`` only. The given first lines make ``ids`` a new int64 array (never write into the
-    caller's array) and check the arguments.
+      3. ``targets`` = the original id at masked positions, ``pad_id`` elsewhere;
+      4. ``inputs`` = a copy of ``ids`` with ``mask_id`` where ``to_mask``, and at the ``to_random``
+         positions ids drawn with ONE call ``rng.integers(nspecial, vocab_size, size=...)``, uniform in
+         ``[nspecial, vocab_size)`` (never a special token).
 
     The graded tests check: the mean of num_mask is prob·sz and each count is floor or ceil of it;
     every position, the first included, is masked at rate prob; the 80/10/10 split; random ids only
     from [nspecial, V) and spread over all of it; targets pad exactly where nothing is masked.
     """
+    from minilm.corruption.roberta import mask_plan as library_mask_plan
     op = "roberta_mask"
     ids = as_ids(ids, op=op, vocab_size=vocab_size, min_length=0)  # given: a new int64 array (T,)
     for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
@@ -63,6 +97,13 @@ def roberta_mask(ids, *, mask_id, vocab_size, nspecial, rng, prob=0.15, leave_un
     check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
     if not 0 <= nspecial < vocab_size:
         raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
+    if plan is None:
+        plan = library_mask_plan(len(ids), rng=rng, prob=prob, leave_unmasked_prob=leave_unmasked_prob,
+                                 random_token_prob=random_token_prob)
+    masked, to_mask, to_random = (np.asarray(p, dtype=bool) for p in plan)
+    if not masked.shape == to_mask.shape == to_random.shape == ids.shape:
+        raise ShapeError(f"{op}: plan of shapes {masked.shape}, {to_mask.shape}, {to_random.shape}: expected "
+                         f"three bool arrays of the ids' shape {ids.shape}")
     raise NotImplementedError("Task 6.1: roberta_mask")
 
 

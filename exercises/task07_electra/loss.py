@@ -1,6 +1,6 @@
 """Task 7.2: ELECTRA's joint loss, sampling without a gradient path, and the shared embeddings.
 
-Clark et al. 2020, §2 (Figure 2) and §3.2; google-research/electra ``run_pretraining.py`` (SPEC §3).
+Clark et al. 2020, §2 (Figure 2) and §3.2; google-research/electra ``run_pretraining.py``.
 One training step of replaced-token detection, with x the clean ids (B, T) and a_t = 1 on every
 real (non-pad) token::
 
@@ -67,17 +67,20 @@ def discriminator_loss(disc_logits, disc_labels, attention_mask):
     raise NotImplementedError("Task 7.2: discriminator_loss")
 
 
-def replaced_token_detection(model, input_ids, attention_mask, *, rng):
-    """Task 7.2: one ELECTRA step (steps 5-10 of the module docstring) on a batch of clean ids.
+def generator_step(model, input_ids, attention_mask, *, rng):
+    """Task 7.2: the generator half of one ELECTRA step (steps 5-8 of the module docstring).
+
+    Every objective runs this half — ELECTRA itself (``replaced_token_detection``) and each
+    ablation of Task 7.3 (``minilm.models.electra.ablation_forward``): mask, let the generator
+    predict the masked tokens, sample its replacements, and label what the discriminator will read.
 
     Arguments:
       model           an ``minilm.models.electra.Electra``: ``model.generator(ids, attention_mask)``
-                      → MLM logits Tensor (B, T, V); ``model.discriminator(ids, attention_mask)``
-                      → replaced-token logits Tensor (B, T); ``model.config`` has ``temperature``,
-                      ``disallow_correct``, ``gen_weight`` and ``disc_weight`` (λ).
+                      → MLM logits Tensor (B, T, V); ``model.config`` has ``temperature`` and
+                      ``disallow_correct``.
       input_ids       int array (B, T), the clean text x (padded with ``config.pad_id``).
       attention_mask  array (B, T), 1 on real tokens.
-      rng             numpy Generator: the masking (given) and the sampling draw from it.
+      rng             numpy Generator: the masking (given) and the sampling draw from it, in that order.
 
     The given lines mask the input (Task 7.1): ``gen_inputs`` (85% of the chosen positions are
     [MASK]), ``masked`` (bool) and ``mlm_labels`` (the original id where masked, -100 elsewhere).
@@ -89,29 +92,59 @@ def replaced_token_detection(model, input_ids, attention_mask, *, rng):
        ``mlm_logits.data[masked]`` (V-wide rows): ``sample_from_logits(..., rng=rng,
        temperature=config.temperature, disallow_ids=input_ids[masked] if config.disallow_correct
        else None)``.
-    7. ``disc_inputs = electra_corrupt(input_ids, masked, samples)`` — plain ids.
+    7. ``disc_inputs = electra_corrupt(input_ids, masked, samples)`` — plain ids, no Tensor.
     8. ``disc_labels = replaced_token_labels(input_ids, disc_inputs, masked)``.
-    9. ``disc_logits = model.discriminator(disc_inputs, attention_mask)``; ``disc_loss`` =
-       ``discriminator_loss(disc_logits, disc_labels, attention_mask)`` (the library's, imported).
-    10. ``loss = config.gen_weight * mlm_loss + config.disc_weight * disc_loss``.
 
-    Return a dict with the keys ``loss, mlm_loss, disc_loss`` (scalar Tensors), ``mlm_logits,
-    disc_logits`` (Tensors), ``generator_inputs, masked, mlm_labels, disc_inputs, disc_labels``
-    (NumPy arrays).
+    Return a dict with the keys ``mlm_loss`` (a scalar Tensor), ``mlm_logits`` (a Tensor),
+    ``generator_inputs, masked, mlm_labels, disc_inputs, disc_labels`` (NumPy arrays).
 
-    The graded tests check: loss = gen_weight·L_MLM + λ·L_Disc with the config's λ; L_MLM only over
-    the masked positions and from the [MASK]ed input; L_Disc over all real tokens (not the pads,
-    not only the masked); the discriminator reads x̂ (samples, not the generator's argmax);
-    a masked position whose sample equals the original is labelled 0; and after
-    ``disc_loss.backward()`` every generator-only parameter has a gradient of exactly zero
-    (or None), while the shared embeddings have one.
+    The graded tests check: L_MLM only over the masked positions and from the [MASK]ed input (not
+    the clean one); the discriminator's input holds the generator's samples (not its argmax, not
+    the originals) at the masked positions and the clean ids elsewhere; a masked position whose
+    sample equals the original is labelled 0; ``disc_inputs`` is a plain integer array (no gradient
+    can flow through sampling); the draws follow the masking on the same ``rng``.
     """
     from minilm.corruption import electra_corrupt, electra_mask, replaced_token_labels, sample_from_logits
-    from minilm.models.electra import discriminator_loss as library_discriminator_loss
     cfg = model.config  # given: steps 1-4 (Task 7.1)
     input_ids = np.asarray(input_ids, dtype=np.int64)
     gen_inputs, masked, mlm_labels = electra_mask(input_ids, mask_id=cfg.mask_id, special_ids=cfg.special_ids,
                                                   pad_id=cfg.pad_id, rng=rng, mask_prob=cfg.mask_prob)
+    raise NotImplementedError("Task 7.2: generator_step")
+
+
+def replaced_token_detection(model, input_ids, attention_mask, *, rng):
+    """Task 7.2: one ELECTRA step (steps 5-10 of the module docstring) on a batch of clean ids.
+
+    Arguments:
+      model           an ``minilm.models.electra.Electra``: ``model.discriminator(ids, attention_mask)``
+                      → replaced-token logits Tensor (B, T); ``model.config`` has ``gen_weight`` and
+                      ``disc_weight`` (λ).
+      input_ids       int array (B, T), the clean text x (padded with ``config.pad_id``).
+      attention_mask  array (B, T), 1 on real tokens.
+      rng             numpy Generator, for the generator half.
+
+    The given line runs the generator half, steps 5-8 (``generator_step`` above, through the
+    library, so that it is your ``generator_step`` when the kit runs on exercises/): ``step`` is
+    its dict, with ``mlm_loss`` and ``disc_inputs``, ``disc_labels`` (the ids the discriminator
+    reads and its 0/1 targets). Then:
+
+    9. ``disc_logits = model.discriminator(step["disc_inputs"], attention_mask)``; ``disc_loss`` =
+       ``discriminator_loss(disc_logits, step["disc_labels"], attention_mask)`` (the library's,
+       imported for you) — over every real token, not only the masked ones.
+    10. ``loss = config.gen_weight * mlm_loss + config.disc_weight * disc_loss``.
+
+    Return ``step`` with the keys ``loss, disc_loss`` (scalar Tensors) and ``disc_logits`` (a
+    Tensor) added.
+
+    The graded tests check: loss = gen_weight·L_MLM + λ·L_Disc with the config's λ; L_Disc over all
+    real tokens (not the pads, not only the masked); the discriminator reads x̂ (samples, not the
+    generator's argmax); and after ``disc_loss.backward()`` every generator-only parameter has a
+    gradient of exactly zero (or None), while the shared embeddings have one.
+    """
+    from minilm.models.electra import discriminator_loss as library_discriminator_loss
+    from minilm.models.electra import generator_step as library_generator_step
+    cfg = model.config  # given: steps 1-8 (the generator half)
+    step = library_generator_step(model, input_ids, attention_mask, rng=rng)
     raise NotImplementedError("Task 7.2: replaced_token_detection")
 
 

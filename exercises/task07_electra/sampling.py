@@ -2,7 +2,8 @@
 
 ELECTRA (Clark et al. 2020, §2, Figure 2) trains a small masked-LM *generator* and a *discriminator*
 that sees the generator's samples in place of the masked tokens and must tell, for every token,
-whether it is "original" or "replaced". The data side, from the reference code (SPEC §3):
+whether it is "original" or "replaced". The data side, from the reference code
+(google-research/electra, ``pretrain/pretrain_helpers.py`` and ``run_pretraining.py``):
 
 1. Candidates: positions that are not special (``[CLS]``, ``[SEP]``), not ``[MASK]`` and not padding.
 2. ``n = max(1, min(N, round(#non-pad · mask_prob)))`` per sequence; ``N = max_predictions``

@@ -11,8 +11,8 @@ q = softmax(s/T) at the *same* T:
 
     L_soft = T² · KL(p ‖ q) = T² · Σ_i p_i (log p_i − log q_i)      (averaged over the batch)
 
-Why T²: ∂KL/∂s_i = (1/T)(q_i − p_i), and for a large T both q_i − p_i ≈ (s_i − t_i)/(N·T) shrink too,
-so the soft gradients scale as 1/T². Multiplying by T² keeps them level with the hard-label
+Why T²: ∂KL/∂s_i = (1/T)(q_i − p_i), and for a large T (zero-mean logits) q_i − p_i ≈ (s_i − t_i)/(K·T)
+shrinks too, so the soft gradients scale as 1/T². Multiplying by T² keeps them level with the hard-label
 gradients whatever T is (§2.1), so the mixing weight α means the same thing at T = 2 and at T = 10.
 
     L = α · L_soft + (1 − α) · CE(s, y)        the hard-label cross-entropy at T = 1

@@ -6,7 +6,7 @@ Whole-word masking (released with BERT in May 2019, ``create_pretraining_data.py
 instead: the pieces of a word are masked together or not at all. The budget is still counted in
 pieces, so a long word that does not fit is skipped and the sequence may end up under-filled.
 
-The procedure (SPEC §1, ``create_masked_lm_predictions``):
+The procedure (google-research/bert, ``create_pretraining_data.py``, ``create_masked_lm_predictions``):
 
 1. Group the positions: a piece starting with ``##`` joins the group before it; every other token
    starts a new group; ``[CLS]`` and ``[SEP]`` belong to no group (they are never predicted).
@@ -16,7 +16,8 @@ The procedure (SPEC §1, ``create_masked_lm_predictions``):
 4. Walk the shuffled groups: stop once ``num_to_predict`` positions are chosen; skip a group that
    would take the count past it (a later, shorter word may still fit).
 
-The 80/10/10 replacement of the chosen positions is the same as in BERT; the library's
+Steps 2-4 are ``choose_groups``, which BERT's ordinary masking shares (each position a group of
+one). The 80/10/10 replacement of the chosen positions is the same as in BERT; the library's
 ``minilm.corruption.mask_tokens_wwm`` applies it to the positions this task chooses.
 """
 from __future__ import annotations
@@ -51,6 +52,35 @@ def word_groups(tokens):
     raise NotImplementedError("Task 12.2: word_groups")
 
 
+def choose_groups(groups, num_tokens, *, rng, prob=0.15, max_predictions=20):
+    """Task 12.2: BERT's budget-and-group walk: which groups of positions to predict.
+
+    ``groups``: a list of groups, each a list of positions (ints) — the words of ``word_groups``, or
+    one position per group for BERT's ordinary masking. ``num_tokens``: the length of the sequence,
+    ``[CLS]`` and ``[SEP]`` included. Return the chosen positions (ints) **in the order chosen** (not
+    sorted: the 80/10/10 rule is then applied to them in this order).
+
+    Steps (BERT's ``create_masked_lm_predictions``):
+      1. ``budget = min(max_predictions, max(1, round(num_tokens * prob)))`` — Python's ``round``
+         (half to even: 30 tokens at 0.15 give round(4.5) = 4);
+      2. shuffle the groups with ONE call ``rng.permutation(len(groups))``;
+      3. walk the shuffled groups: ``break`` once ``budget`` positions are chosen; ``continue`` past a
+         group whose positions would take the count above ``budget`` (a later, shorter one may still
+         fit); otherwise take all its positions, in the group's order.
+
+    ``whole_word_mask`` below and the library's ``minilm.corruption.bert_masked_lm_predictions`` both
+    make their choice with this function.
+
+    The graded tests check over many draws: the count never exceeds the budget, and reaches it when
+    short groups can fill it; a group is taken whole or not at all; a group too long for what is left
+    is skipped, not cut, and the walk goes on; every group is chosen at about the same rate (the
+    groups really are shuffled, anew on each call); the budget's rounding and its cap.
+    """
+    _check_budget_args("choose_groups", prob, max_predictions)  # given
+    groups = [[int(t) for t in g] for g in groups]
+    raise NotImplementedError("Task 12.2: choose_groups")
+
+
 def whole_word_mask(tokens, *, rng, prob=0.15, max_predictions=20):
     """Task 12.2: choose the positions to predict, whole words at a time.
 
@@ -59,16 +89,15 @@ def whole_word_mask(tokens, *, rng, prob=0.15, max_predictions=20):
 
     Steps (see the module docstring):
       1. build the word groups exactly as ``word_groups`` does (write the loop again here: one task
-         slot never calls another, so each can be graded on its own);
-      2. shuffle the groups with ``rng`` (e.g. ``rng.permutation(len(groups))``);
-      3. ``budget = min(max_predictions, max(1, round(len(tokens) * prob)))``;
-      4. walk the shuffled groups: ``break`` once ``budget`` positions are chosen; ``continue`` past
-         a group whose pieces would take the count above ``budget``; otherwise take all its pieces;
-      5. return the chosen positions sorted.
+         slot never calls another directly, so each can be graded on its own);
+      2. choose among them with the library's ``choose_groups`` (imported for you: it is your
+         ``choose_groups`` when the kit runs on exercises/), ``num_tokens = len(tokens)``;
+      3. return the chosen positions sorted.
 
     The graded tests check over thousands of draws: a word is never partly chosen; ``[CLS]``/``[SEP]``
     never; the count never exceeds the budget, and reaches it when short words can fill it; every
     word is chosen at about the same rate (the groups really are shuffled, anew on each call).
     """
+    from minilm.corruption.bert import choose_groups as library_choose_groups
     _check_budget_args("whole_word_mask", prob, max_predictions)  # given
     raise NotImplementedError("Task 12.2: whole_word_mask")

@@ -42,17 +42,20 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(self, n_embd: int, n_head: int, *, rng, dropout: float = 0.0, bias: bool = True,
-                 scale: bool = True, init_std: float | None = None):
+                 scale: bool = True, init_std: float | None = None, head_dim: int | None = None):
         super().__init__()
-        if n_head <= 0 or n_embd % n_head:
+        if n_head <= 0 or (head_dim is None and n_embd % n_head) or (head_dim is not None and head_dim < 1):
             raise ConfigError(f"MultiHeadAttention: n_embd={n_embd} must be a positive multiple of "
-                              f"n_head={n_head}")
-        self.n_embd, self.n_head, self.head_dim = n_embd, n_head, n_embd // n_head
+                              f"n_head={n_head} (or give head_dim >= 1, got {head_dim!r})")
+        # head_dim: d; None = C / H. T5 v1.1 sets it apart (d_kv): the projections are then C → H·d
+        self.n_embd, self.n_head = n_embd, n_head
+        self.head_dim = n_embd // n_head if head_dim is None else int(head_dim)
+        inner = n_head * self.head_dim
         self.scale = bool(scale)
-        self.q_proj = nn.Linear(n_embd, n_embd, bias=bias, rng=rng, init_std=init_std)
-        self.k_proj = nn.Linear(n_embd, n_embd, bias=bias, rng=rng, init_std=init_std)
-        self.v_proj = nn.Linear(n_embd, n_embd, bias=bias, rng=rng, init_std=init_std)
-        self.out_proj = nn.Linear(n_embd, n_embd, bias=bias, rng=rng, init_std=init_std)
+        self.q_proj = nn.Linear(n_embd, inner, bias=bias, rng=rng, init_std=init_std)
+        self.k_proj = nn.Linear(n_embd, inner, bias=bias, rng=rng, init_std=init_std)
+        self.v_proj = nn.Linear(n_embd, inner, bias=bias, rng=rng, init_std=init_std)
+        self.out_proj = nn.Linear(inner, n_embd, bias=bias, rng=rng, init_std=init_std)
         self.attn_dropout = nn.Dropout(dropout, rng=rng if dropout > 0 else None)
         self.resid_dropout = nn.Dropout(dropout, rng=rng if dropout > 0 else None)
         self.last_attention = None

@@ -4,7 +4,7 @@
 
 The same two-layer MLP runs on every position independently (attention is the only place where
 positions meet). The inner width is 4·C in the original Transformer, GPT-2 and BERT. The
-activation is GELU in GPT and BERT (tanh form, SPEC §8) and ReLU in the original Transformer and T5;
+activation is GELU in GPT and BERT (tanh form, Hendrycks & Gimpel 2016) and ReLU in the original Transformer and T5;
 ``"gelu_exact"`` is the erf form x·Φ(x), which Hugging Face's ``hidden_act: "gelu"`` means (pretrained BERTs).
 
 Letters: B batch, T time, C channels (n_embd).
@@ -42,3 +42,25 @@ class FeedForward(nn.Module):
 
     def extra_repr(self):
         return f"activation={self.activation!r}"
+
+
+class GatedFeedForward(FeedForward):
+    """The gated FFN of T5 v1.1 / FLAN-T5 (Shazeer 2020, "GLU Variants Improve Transformer", §2):
+
+        FFN(x) = (act(x W₁) ⊙ x W_lin) W₂        W₁, W_lin: C → n_inner,  W₂: n_inner → C
+
+    ``fc1`` is HF's ``wi_0`` (through the activation), ``fc_lin`` its ``wi_1`` (linear), ``fc2`` its ``wo``."""
+
+    def __init__(self, n_embd: int, n_inner: int, *, rng, activation: str = "gelu", dropout: float = 0.0,
+                 bias: bool = False, init_std: float | None = None):
+        super().__init__(n_embd, n_inner, rng=rng, activation=activation, dropout=dropout, bias=bias,
+                         init_std=init_std)
+        self.fc_lin = nn.Linear(n_embd, n_inner, bias=bias, rng=rng, init_std=init_std)
+
+    def forward(self, x):
+        h = self.fc1(x)                                        # (B, T, n_inner)
+        if self.activation == "relu":
+            h = F.relu(h)
+        else:
+            h = F.gelu(h, approximate="none" if self.activation == "gelu_exact" else "tanh")
+        return self.dropout(self.fc2(h * self.fc_lin(x)))      # (B, T, C)

@@ -27,7 +27,7 @@ from ._token_ids import as_ids, check_fraction, check_id
 
 __all__ = [
     "IGNORE_INDEX", "mask_tokens", "MaskedLMPredictions", "bert_masked_lm_predictions",
-    "predictions_to_labels", "word_groups", "bert_whole_word_mask", "mask_tokens_wwm",
+    "predictions_to_labels", "word_groups", "choose_groups", "bert_whole_word_mask", "mask_tokens_wwm",
 ]
 
 IGNORE_INDEX = -100  # label of a position the loss skips (PyTorch / Hugging Face convention)
@@ -35,6 +35,7 @@ IGNORE_INDEX = -100  # label of a position the loss skips (PyTorch / Hugging Fac
 mask_tokens = tasks.bind("task05_bert.masking", "mask_tokens")  # Task 5.2: solutions/task05_bert/masking.py
 word_groups = tasks.bind("task12_beyond.wwm", "word_groups")  # Task 12.2: solutions/task12_beyond/wwm.py
 whole_word_mask = tasks.bind("task12_beyond.wwm", "whole_word_mask")  # Task 12.2: solutions/task12_beyond/wwm.py
+choose_groups = tasks.bind("task12_beyond.wwm", "choose_groups")  # Task 12.2: solutions/task12_beyond/wwm.py
 # BART's noising has a slot of the same name (fairseq's ``whole_word_mask``), and that one is
 # ``minilm.corruption.whole_word_mask``; this one is exported there as ``bert_whole_word_mask``.
 bert_whole_word_mask = whole_word_mask
@@ -71,13 +72,15 @@ class MaskedLMPredictions(NamedTuple):
 def bert_masked_lm_predictions(ids, *, cls_id: int, sep_id: int, mask_id: int, vocab_size: int,
                                rng: np.random.Generator, prob: float = 0.15,
                                max_predictions: int = 20, groups=None) -> MaskedLMPredictions:
-    """BERT's ``create_masked_lm_predictions`` (SPEC §1, "MLM masking") on one sequence of ids.
+    """BERT's ``create_masked_lm_predictions`` (google-research/bert, ``create_pretraining_data.py``)
+    on one sequence of ids.
 
     1. Candidates: every position whose id is not ``cls_id`` or ``sep_id``, each a group of one —
        or the given ``groups`` (lists of positions, e.g. ``word_groups(tokens)`` for whole words).
     2. Shuffle the groups; ``n = min(max_predictions, max(1, round(T · prob)))``, T counting
        [CLS] and [SEP] (Python's ``round``: half to even, so T=30 gives round(4.5) = 4).
-    3. Walk the groups: stop at n; skip a group that would overflow n or is already covered.
+    3. Walk the groups: stop at n; skip a group that would overflow n (steps 2-3 are Task 12.2's
+       ``choose_groups``; the groups must be disjoint).
     4. 80/10/10 at each chosen position (random ids from the whole vocabulary).
     5. Sort the positions; pad positions and label ids with 0 and weights with 0.0 up to P.
 
@@ -92,22 +95,17 @@ def bert_masked_lm_predictions(ids, *, cls_id: int, sep_id: int, mask_id: int, v
         groups = [[t] for t in np.flatnonzero((ids != cls_id) & (ids != sep_id)).tolist()]
     else:
         groups = [[int(t) for t in g] for g in groups]
+        seen: set[int] = set()
         for g in groups:
             if any(not 0 <= t < len(ids) for t in g):
                 raise ShapeError(f"{op}: group {g} has a position outside [0, {len(ids)})")
+            if seen.intersection(g) or len(set(g)) < len(g):
+                raise ShapeError(f"{op}: group {g} repeats a position of an earlier group (or its own): "
+                                 f"expected disjoint groups, as word_groups gives")
+            seen.update(g)
 
-    n = min(int(max_predictions), max(1, round(len(ids) * prob)))
-    chosen: list[int] = []
-    covered: set[int] = set()
-    for g in rng.permutation(len(groups)):
-        group = groups[g]
-        if len(chosen) >= n:
-            break
-        if len(chosen) + len(group) > n or covered.intersection(group):
-            continue
-        chosen.extend(group)
-        covered.update(group)
-
+    chosen = list(choose_groups(groups, len(ids), rng=rng, prob=prob,     # Task 12.2: the budget and the
+                                max_predictions=max_predictions))          # shuffled walk over the groups
     input_ids = _replace_80_10_10(ids, chosen, mask_id=mask_id, vocab_size=vocab_size, rng=rng)
     chosen.sort()
     P = int(max_predictions)

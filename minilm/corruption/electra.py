@@ -1,6 +1,7 @@
 """ELECTRA's input corruption (Clark et al. 2020, §2): mask, sample, replace, label.
 
-The pipeline of one replaced-token-detection step, on the data side (SPEC §3):
+The pipeline of one replaced-token-detection step, on the data side (google-research/electra,
+``pretrain/pretrain_helpers.py``):
 
 1. :func:`electra_mask` (Task 7.1): positions drawn with replacement from the non-special, non-pad
    tokens, ``n = max(1, min(N, round(#non-pad · 0.15)))``; 85% of them become ``[MASK]``, 15% keep

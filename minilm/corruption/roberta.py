@@ -18,8 +18,9 @@ import numpy as np
 
 from autograd import tasks
 
-__all__ = ["roberta_mask", "dynamic_mask_rng", "MaskedDataset", "targets_to_labels"]
+__all__ = ["mask_plan", "roberta_mask", "dynamic_mask_rng", "MaskedDataset", "targets_to_labels"]
 
+mask_plan = tasks.bind("task06_roberta.masking", "mask_plan")  # Task 6.1: solutions/task06_roberta/masking.py
 roberta_mask = tasks.bind("task06_roberta.masking", "roberta_mask")  # Task 6.1: solutions/task06_roberta/masking.py
 dynamic_mask_rng = tasks.bind("task06_roberta.masking", "dynamic_mask_rng")  # Task 6.1: solutions/task06_roberta/masking.py
 MaskedDataset = tasks.bind("task06_roberta.masking", "MaskedDataset")  # Task 6.1: solutions/task06_roberta/masking.py

@@ -2,7 +2,7 @@
 
 BERT's whole-word masking (Task 12.2) finds words through WordPiece's ``##`` marks: a piece that
 *continues* a word says so. Byte-level BPE marks the other end: a token that *starts* a word after a
-space carries the space, written ``Ġ`` by the byte map (SPEC §2), so ``" forest"`` may become
+space carries the space, written ``Ġ`` by the byte map (GPT-2's src/encoder.py), so ``" forest"`` may become
 ``Ġf or es t``. fairseq's RoBERTa (``--mask-whole-words``, ``get_whole_word_mask`` in
 ``fairseq/tasks/masked_lm.py``) keeps one flag per vocabulary entry, "does this token begin a word?",
 true for ``Ġ`` tokens and for the special tokens, and masks words instead of tokens:
@@ -14,10 +14,12 @@ true for ``Ġ`` tokens and for the special tokens, and masks words instead of to
    word although it has no ``Ġ``: encode sentences one by one and mark each one's first token (the
    RoBERTa recipe does this before packing sentences into blocks). fairseq's per-vocabulary flag
    cannot see this and glues such a word to the token before it.
-2. Masking (:func:`roberta_whole_word_mask`): RoBERTa's rule (Task 6.1) with *words* in place of
-   positions. With W words in the sequence, ``num_mask = int(prob · W + U[0, 1))`` words are drawn
-   without replacement; each drawn word is, as a whole, ``<mask>`` at every position (p = 0.8),
-   left unchanged (0.1), or random tokens from the non-special vocabulary (0.1, one draw per token).
+2. Masking (:func:`roberta_whole_word_mask`): RoBERTa's rule with *words* in place of positions:
+   Task 6.1's ``mask_plan`` over the W words, each word's decision then copied to its tokens by
+   Task 6.1's ``roberta_mask``. With W words in the sequence, ``num_mask = int(prob · W + U[0, 1))``
+   words are drawn without replacement; each drawn word is, as a whole, ``<mask>`` at every position
+   (p = 0.8), left unchanged (0.1), or random tokens from the non-special vocabulary (0.1, one draw
+   per token).
    Targets are the original ids at every token of a drawn word and ``pad_id`` elsewhere.
 
 So a word is always masked entirely or not at all, and each word — long or short — is drawn with
@@ -33,6 +35,7 @@ import numpy as np
 from autograd.errors import ConfigError, ShapeError
 
 from ._token_ids import as_ids, check_fraction, check_id
+from .roberta import mask_plan, roberta_mask  # Task 6.1: solutions/task06_roberta/masking.py
 
 __all__ = ["WORD_START", "bpe_word_starts", "roberta_whole_word_mask"]
 
@@ -88,21 +91,11 @@ def roberta_whole_word_mask(ids, word_starts, *, mask_id: int, vocab_size: int, 
     word_of = np.cumsum(starts) - 1                    # (T,) the word each token belongs to
     W = int(word_of[-1]) + 1
 
-    # 1. which words: int(p·W + U) of them, without replacement (stochastic rounding, as fairseq)
-    num_mask = int(prob * W + rng.random())
-    word_mask = np.zeros(W, dtype=bool)
-    word_mask[rng.choice(W, num_mask, replace=False)] = True
-    # 2. what each drawn word becomes, decided once per word: <mask> / unchanged / random tokens
-    rand_or_unmask_prob = leave_unmasked_prob + random_token_prob
-    rand_or_unmask = word_mask & (rng.random(W) < rand_or_unmask_prob)
-    unmask_share = leave_unmasked_prob / rand_or_unmask_prob if rand_or_unmask_prob > 0 else 0.0
-    unmask = rand_or_unmask & (rng.random(W) < unmask_share)
-    rand = rand_or_unmask & ~unmask
-    # 3. from words to tokens: every token takes its word's decision
-    mask_t, rand_t = word_mask[word_of], rand[word_of]                # (T,) each
-    masked_to_mask_id = mask_t & ~rand_or_unmask[word_of]
-    targets = np.where(mask_t, ids, pad_id)
-    inputs = ids.copy()
-    inputs[masked_to_mask_id] = mask_id
-    inputs[rand_t] = rng.integers(nspecial, vocab_size, size=int(rand_t.sum()))
-    return inputs, targets
+    # 1-2. which words, and what each becomes (<mask> / unchanged / random tokens): Task 6.1's plan over W words
+    word_mask, word_to_mask, word_to_random = mask_plan(W, rng=rng, prob=prob, leave_unmasked_prob=leave_unmasked_prob,
+                                                        random_token_prob=random_token_prob)
+    # 3. from words to tokens: every token takes its word's decision; Task 6.1's roberta_mask applies it
+    plan = (word_mask[word_of], word_to_mask[word_of], word_to_random[word_of])      # (T,) each
+    return roberta_mask(ids, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, rng=rng, prob=prob,
+                        leave_unmasked_prob=leave_unmasked_prob, random_token_prob=random_token_prob,
+                        pad_id=pad_id, plan=plan)

@@ -1,5 +1,5 @@
 """BART: a denoising encoder–decoder (Lewis et al. 2020, "BART: Denoising Sequence-to-Sequence
-Pre-training for Natural Language Generation, Translation, and Comprehension", §2; SPEC §6).
+Pre-training for Natural Language Generation, Translation, and Comprehension", §2).
 
     encoder   h = LN_emb(wte[noised] + wpe_enc[0..S-1]);  hₗ = Block_post(hₗ₋₁, M_enc)
     decoder   g = LN_emb(wte[dec] + wpe_dec[0..T-1]);     gₗ = Block_post(gₗ₋₁, M_dec, cross: h_L, M_cross)
@@ -68,6 +68,9 @@ class BartConfig:
     eos_id: int = 3               # </s>  (minilm's WordPiece vocabulary: [SEP]); the decoder's start
     mask_id: int = 4              # <mask> (minilm's WordPiece vocabulary: [MASK])
     seed: int = 0                 # the init seed when Bart(config) gets no rng
+    activation: str = "gelu"      # feed-forward: "gelu" (tanh form) or "gelu_exact" (HF bart's "gelu")
+    position_offset: int = 0      # released BART: 2 (fairseq's table starts 2 rows in; it has max_positions + 2 rows)
+    final_logits_bias: bool = False  # HF's (V,) bias added to the logits (a buffer there, zero in bart-base)
 
     def __post_init__(self):
         for name in ("vocab_size", "n_embd", "n_head", "n_layer", "max_positions"):
@@ -101,20 +104,23 @@ class BartStack(nn.Module):
         C = config.n_embd
         n_layer = config.n_layer if not decoder or config.n_decoder_layer is None else config.n_decoder_layer
         std = config.initializer_std
-        self.embed_positions = LearnedPositionEmbedding(config.max_positions, C, rng=rng, init_std=std)
+        self.position_offset = config.position_offset
+        self.embed_positions = LearnedPositionEmbedding(config.max_positions + config.position_offset, C,
+                                                        rng=rng, init_std=std)
         self.layernorm_embedding = nn.LayerNorm(C, eps=config.eps)
         self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
         self.blocks = nn.ModuleList([
-            Block(C, config.n_head, config.n_inner, rng=rng, norm="post", activation="gelu",
+            Block(C, config.n_head, config.n_inner, rng=rng, norm="post", activation=config.activation,
                   dropout=config.dropout, eps=config.eps, cross_attention=decoder, init_std=std)
             for _ in range(n_layer)])
 
     def forward(self, tok, mask, enc=None, enc_mask=None):
         """tok (B, T, C) token embeddings (the shared table, looked up by Bart) → (B, T, C)."""
         T = tok.shape[1]
-        if T > self.embed_positions.max_positions:
-            raise ShapeError(f"Bart: sequence length {T} exceeds max_positions {self.embed_positions.max_positions}")
-        x = tok + self.embed_positions(T)                                   # (B, T, C)
+        if T + self.position_offset > self.embed_positions.max_positions:
+            raise ShapeError(f"Bart: sequence length {T} exceeds max_positions "
+                             f"{self.embed_positions.max_positions - self.position_offset}")
+        x = tok + self.embed_positions(np.arange(T) + self.position_offset)  # (B, T, C)
         x = self.drop(self.layernorm_embedding(x))
         for block in self.blocks:
             x = block(x, mask=mask, enc=enc, enc_mask=enc_mask)
@@ -139,6 +145,8 @@ class Bart(nn.Module):
         self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=config.initializer_std)
         self.encoder = BartStack(config, rng=rng, decoder=False)
         self.decoder = BartStack(config, rng=rng, decoder=True)
+        if config.final_logits_bias:
+            self.final_logits_bias = nn.Parameter(np.zeros(config.vocab_size), dtype=self.shared.weight.dtype)
 
     def _masks(self, src_mask, T):
         B, S = src_mask.shape
@@ -162,7 +170,10 @@ class Bart(nn.Module):
                              f"mask {src_mask.shape}: batch and source lengths must agree")
         _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
         g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
-        return g @ self.shared.weight.T                                       # (B, T, V), tied
+        logits = g @ self.shared.weight.T                                     # (B, T, V), tied
+        if self.config.final_logits_bias:
+            logits = logits + self.final_logits_bias
+        return logits
 
     def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:
         cfg = self.config

@@ -11,7 +11,8 @@ Understanding", §3 and Figure 2; google-research/bert ``modeling.py`` and ``run
     NSP:  logits = pooled·W_nspᵀ + b          2 classes, label 1 = NotNext, 0 = IsNext
     L     = L_MLM + L_NSP                       either term may be left out (RoBERTa: MLM only)
 
-Post-LN (SPEC §1): each block is x = LN(x + Attn(x)); x = LN(x + FFN(x)), unlike GPT-2's pre-LN.
+Post-LN (google-research/bert, ``modeling.py``): each block is x = LN(x + Attn(x));
+x = LN(x + FFN(x)), unlike GPT-2's pre-LN.
 Padding: the attention mask hides padded *keys* (a masked score becomes a large negative, −10000 in
 BERT), so padding changes nothing at the real positions.
 
@@ -68,12 +69,17 @@ class BertConfig:
     layer_norm_eps: float = 1e-12         # BERT's LayerNorm ε (GPT-2 uses 1e-5)
     initializer_range: float = 0.02       # σ of the N(0, σ²) init of every weight matrix and table
     activation: str = "gelu"              # feed-forward: "gelu" (tanh form), "gelu_exact" (erf: HF's "gelu"), "relu"
+    position_offset: int = 0              # RoBERTa: padding_idx + 1 = 2; real tokens read rows offset, offset+1, …
+    pad_token_id: int = 0                 # with position_offset > 0 a pad token reads row pad_token_id (RoBERTa: 1)
 
     def __post_init__(self):
         for name in ("vocab_size", "max_position_embeddings", "n_layer", "n_head", "n_embd", "type_vocab_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ConfigError(f"BertConfig: {name}={value!r}, expected a positive integer")
+        if self.position_offset < 0 or (self.position_offset and not 0 <= self.pad_token_id < self.position_offset):
+            raise ConfigError(f"BertConfig: position_offset={self.position_offset}, pad_token_id={self.pad_token_id}: "
+                              "expected 0, or an offset above the pad id (RoBERTa: 2 and 1)")
         if self.n_embd % self.n_head:
             raise ConfigError(f"BertConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
         if self.n_inner is not None and self.n_inner < 1:
@@ -96,10 +102,20 @@ class BertEmbeddings(nn.Module):
         self.token_type_embeddings = SegmentEmbedding(config.type_vocab_size, C, rng=rng, init_std=std)
         self.LayerNorm = nn.LayerNorm(C, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
+        self.config = config
 
     def forward(self, input_ids: np.ndarray, segment_ids: np.ndarray) -> Tensor:
         x = embed_inputs(input_ids, self.word_embeddings.weight, self.position_embeddings.weight,
                          segment_ids, self.token_type_embeddings.weight)  # (B, T, C)
+        offset = self.config.position_offset
+        if offset:
+            # RoBERTa (fairseq ``make_positions``): the t-th real token reads row offset + t, a pad
+            # token row pad_token_id; replace the row t that embed_inputs added by that row
+            ids = np.asarray(input_ids)
+            real = ids != self.config.pad_token_id
+            positions = np.where(real, np.cumsum(real, axis=1) - 1 + offset, self.config.pad_token_id)  # (B, T)
+            table = self.position_embeddings.weight
+            x = x - table[np.arange(ids.shape[1])] + table[positions]            # (B, T, C)
         return self.dropout(self.LayerNorm(x))
 
 
@@ -162,9 +178,10 @@ class BertModel(nn.Module):
             raise ShapeError(f"BertModel: input_ids of shape {ids.shape} and dtype {ids.dtype}, expected "
                              "(B, T) integers" + (" — add a batch axis with ids[None]" if ids.ndim == 1 else ""))
         B, T = ids.shape
-        if T > cfg.max_position_embeddings:
+        if T + cfg.position_offset > cfg.max_position_embeddings:
+            off = f" - position_offset {cfg.position_offset}" if cfg.position_offset else ""
             raise ShapeError(f"BertModel: a sequence of {T} tokens is longer than max_position_embeddings="
-                             f"{cfg.max_position_embeddings}: truncate it or build a model with more positions")
+                             f"{cfg.max_position_embeddings}{off}: truncate it or build a model with more positions")
         if ids.size and (ids.min() < 0 or ids.max() >= cfg.vocab_size):
             bad = ids[(ids < 0) | (ids >= cfg.vocab_size)].flat[0]
             raise ShapeError(f"BertModel: input id {int(bad)} is outside the vocabulary [0, {cfg.vocab_size})")

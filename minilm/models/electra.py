@@ -1,8 +1,8 @@
 """ELECTRA: a small generator fills in masked tokens; the model learns to spot the replacements.
 
 Clark et al. 2020, "ELECTRA: Pre-training Text Encoders as Discriminators Rather Than Generators",
-§2 and Figure 2; google-research/electra ``run_pretraining.py``, ``pretrain/pretrain_helpers.py``
-(SPEC §3). Two Transformer encoders share one embedding table:
+§2 and Figure 2; google-research/electra ``run_pretraining.py``, ``pretrain/pretrain_helpers.py``.
+Two Transformer encoders share one embedding table:
 
 * the **generator** G, a small BERT masked LM (hidden size ``generator_hidden_fraction``·H, FFN 4×,
   heads max(1, hidden // d_head)), reads x with ~15% of the tokens masked and predicts them;
@@ -46,11 +46,12 @@ from minilm.models.bert import BertConfig, BertEmbeddings, BertEncoder
 from minilm.models.bert_heads import TiedDecoder
 
 __all__ = ["ElectraConfig", "ElectraGenerator", "ElectraDiscriminator", "Electra", "OBJECTIVES",
-           "generator_parameters", "ablation_forward"]
+           "generator_parameters", "ablation_forward", "generator_step"]
 
 # Task 7.2: solutions/task07_electra/loss.py
 discriminator_loss = tasks.bind("task07_electra.loss", "discriminator_loss")
 replaced_token_detection = tasks.bind("task07_electra.loss", "replaced_token_detection")
+generator_step = tasks.bind("task07_electra.loss", "generator_step")  # steps 5-8, every objective
 tie_embeddings = tasks.bind("task07_electra.loss", "tie_embeddings")
 # Task 7.3: solutions/task07_electra/variants.py
 variant_targets = tasks.bind("task07_electra.variants", "variant_targets")
@@ -72,6 +73,7 @@ class ElectraConfig:
     dropout: float = 0.1                    # BERT's dropout (ELECTRA: 0.1)
     layer_norm_eps: float = 1e-12           # BERT's LayerNorm ε
     initializer_range: float = 0.02         # σ of the N(0, σ²) init
+    activation: str = "gelu"                # encoders and heads: "gelu" (tanh form) or "gelu_exact" (HF's "gelu")
     generator_hidden_fraction: float = 0.25 # G = round(fraction·H) (E1 generator_hidden_size; Small release: 1.0)
     generator_layers_fraction: float = 1.0  # generator blocks = round(fraction·n_layer), at least 1
     min_generator_hidden: int = 8           # floor for tiny models (module docstring)
@@ -136,7 +138,8 @@ class ElectraConfig:
         """The BertConfig of one part: ``"embeddings"`` (E wide), ``"generator"`` or ``"discriminator"``."""
         common = dict(vocab_size=self.vocab_size, max_position_embeddings=self.max_position_embeddings,
                       type_vocab_size=self.type_vocab_size, dropout=self.dropout,
-                      layer_norm_eps=self.layer_norm_eps, initializer_range=self.initializer_range)
+                      layer_norm_eps=self.layer_norm_eps, initializer_range=self.initializer_range,
+                      activation=self.activation)
         if part == "embeddings":
             return BertConfig(n_embd=self.embedding_dim, n_head=1, n_layer=1, **common)
         if part == "generator":
@@ -178,9 +181,11 @@ class ElectraMLMHead(nn.Module):
         self.LayerNorm = nn.LayerNorm(E, eps=config.layer_norm_eps)
         self.decoder = TiedDecoder(word_embeddings)  # the shared (V, E) table itself
         self.bias = nn.Parameter(np.zeros(config.vocab_size), dtype=word_embeddings.dtype)
+        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
 
     def forward(self, h: Tensor) -> Tensor:
-        return self.decoder(self.LayerNorm(F.gelu(self.dense(h)))) + self.bias  # (B, T, V)
+        h = F.gelu(self.dense(h), approximate=self.approximate)
+        return self.decoder(self.LayerNorm(h)) + self.bias  # (B, T, V)
 
 
 class ElectraDiscriminatorHead(nn.Module):
@@ -191,10 +196,12 @@ class ElectraDiscriminatorHead(nn.Module):
         H, std = config.n_embd, config.initializer_range
         self.dense = nn.Linear(H, H, rng=rng, init_std=std)
         self.dense_prediction = nn.Linear(H, 1, rng=rng, init_std=std)
+        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
 
     def forward(self, h: Tensor) -> Tensor:
         B, T, H = h.shape
-        return self.dense_prediction(F.gelu(self.dense(h))).reshape(B, T)  # (B, T)
+        h = F.gelu(self.dense(h), approximate=self.approximate)
+        return self.dense_prediction(h).reshape(B, T)  # (B, T)
 
 
 class _ElectraEncoder(nn.Module):
@@ -303,28 +310,19 @@ def generator_parameters(model: Electra) -> list:
 def ablation_forward(model: Electra, input_ids, attention_mask, *, rng) -> dict:
     """Any of the four objectives (§3.2, Table 5); ``Electra.forward`` sends all but "electra" here.
 
-    The generator half is ELECTRA's (steps 1–7 of SPEC §3: the same as Task 7.2's
-    ``replaced_token_detection``); Task 7.3's ``variant_targets`` then says what the main network
-    predicts and where its loss counts, and the head and loss follow from the objective.
+    The generator half is ELECTRA's, Task 7.2's ``generator_step`` (mask, generator MLM loss,
+    samples, labels); Task 7.3's ``variant_targets`` then says what the main network predicts and
+    where its loss counts, and the head and loss follow from the objective.
     """
-    from minilm.corruption import electra_corrupt, electra_mask, replaced_token_labels, sample_from_logits
     cfg = model.config
     ids = np.asarray(input_ids, dtype=np.int64)
-    gen_inputs, masked, mlm_labels = electra_mask(ids, mask_id=cfg.mask_id, special_ids=cfg.special_ids,
-                                                  pad_id=cfg.pad_id, rng=rng, mask_prob=cfg.mask_prob)
-    mlm_logits = model.generator(gen_inputs, attention_mask)                 # (B, T, V)
-    mlm_loss = F.cross_entropy(mlm_logits, mlm_labels)                       # masked positions only
-    samples = sample_from_logits(mlm_logits.data[masked], rng=rng, temperature=cfg.temperature,
-                                 disallow_ids=ids[masked] if cfg.disallow_correct else None)  # NumPy: no gradient
-    disc_inputs = electra_corrupt(ids, masked, samples)                      # (B, T)
-    disc_labels = replaced_token_labels(ids, disc_inputs, masked)            # (B, T)
-    labels, weights = variant_targets(cfg.objective, ids, disc_inputs, masked, attention_mask)  # Task 7.3
+    step = generator_step(model, ids, attention_mask, rng=rng)               # Task 7.2, steps 5-8
+    disc_inputs, mlm_loss = step["disc_inputs"], step["mlm_loss"]            # (B, T) ids, scalar
+    labels, weights = variant_targets(cfg.objective, ids, disc_inputs, step["masked"], attention_mask)  # Task 7.3
 
     h = model.discriminator.hidden(disc_inputs, attention_mask)              # (B, T, H)
     disc = model.discriminator
-    out = {"mlm_logits": mlm_logits, "mlm_labels": mlm_labels, "generator_inputs": gen_inputs,
-           "masked": masked, "disc_inputs": disc_inputs, "disc_labels": disc_labels, "mlm_loss": mlm_loss,
-           "disc_logits": None if disc.head is None else disc.head(h)}       # (B, T)
+    out = {**step, "disc_logits": None if disc.head is None else disc.head(h)}  # (B, T)
     if cfg.objective in ("electra", "electra15"):
         out["disc_loss"] = discriminator_loss(out["disc_logits"], labels, weights)
         weight = cfg.disc_weight

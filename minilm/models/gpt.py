@@ -5,7 +5,8 @@
     logits = LN_f(h_L) · wteᵀ                              tied output, no bias (Task 4.1)
     loss = mean_t CE(logits_t, x_{t+1})                    teacher forcing (Task 4.1)
 
-GPT-2's choices (SPEC §8; paper §2.3): pre-LN blocks with a final ``ln_f``, LayerNorm ε = 1e-5,
+GPT-2's choices (Radford et al. 2019, §2.3; openai/gpt-2, src/model.py): pre-LN blocks with a final
+``ln_f``, LayerNorm ε = 1e-5,
 GELU (tanh form), MLP width 4·C, init N(0, 0.02²), and the residual projections (attention
 ``out_proj`` and MLP ``fc2``, the layers that write into the residual stream) scaled by
 1/√(2·n_layer) — there are two of them per block, so the stream's variance at init stays the same
@@ -29,7 +30,8 @@ import autograd.functional as F
 from autograd import nn, no_grad, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm import decoding
-from minilm.blocks import Block, LearnedPositionEmbedding, causal_mask, check_token_ids, embed_inputs
+from minilm.blocks import Block, LearnedPositionEmbedding, causal_mask, check_token_ids, embed_inputs, \
+    padding_mask
 
 # Task 4.1: solutions/task04_gpt/loss.py
 causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")
@@ -40,7 +42,7 @@ IGNORE_INDEX = -100  # a target that adds nothing to the loss (PyTorch / Hugging
 
 @dataclass
 class GPTConfig:
-    """The shape of a GPT. Defaults: ``minilm bench``'s GPT-mini (SPEC/DESIGN "Performance")."""
+    """The shape of a GPT. Defaults: ``minilm bench``'s GPT-mini (docs/performance.md)."""
 
     vocab_size: int = 256       # V: token ids are 0 .. V-1
     block_size: int = 64        # the context length: learned positions 0 .. block_size-1
@@ -109,7 +111,9 @@ class GPT(nn.Module):
             if name.endswith(("attn.out_proj.weight", "mlp.fc2.weight")):
                 p.data[...] = rng.normal(0.0, residual_std, size=p.shape)
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, attention_mask=None):
+        """idx (B, T) ids; targets (B, T) the next tokens or None; attention_mask (B, T) 1/0 or None:
+        with it a padded key is hidden from every query too (transformers' GPT2LMHeadModel)."""
         cfg = self.config
         idx = check_token_ids("GPT", idx, cfg.vocab_size)    # (B, T) ints in [0, V)
         B, T = idx.shape
@@ -119,6 +123,10 @@ class GPT(nn.Module):
         x = embed_inputs(idx, self.wte.weight, self.wpe.weight)  # (B, T, C)
         x = self.drop(x)
         mask = causal_mask(T)                                   # (T, T): no peeking ahead
+        if attention_mask is not None:
+            if np.shape(attention_mask) != (B, T):
+                raise ShapeError(f"GPT: attention_mask of shape {np.shape(attention_mask)}, expected {(B, T)}")
+            mask = mask & padding_mask(attention_mask)          # (B, 1, T, T)
         for block in self.blocks:
             x = block(x, mask=mask)                             # (B, T, C)
         x = self.ln_f(x)

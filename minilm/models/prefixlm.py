@@ -1,5 +1,5 @@
 """One decoder-only stack, two of T5's architectures: the causal LM and the prefix LM
-(Raffel et al. 2020, §3.2.1 and Figs. 3–4; SPEC §5).
+(Raffel et al. 2020, §3.2.1 and Figs. 3–4).
 
 A text-to-text pair (input x, target y) becomes one sequence ``[x₁ … x_P ; y₁ … y_m </s>]``
 (the input already ends with a separator, so P counts it). The *same* parameters and the *same*

@@ -1,6 +1,6 @@
 """RoBERTa: BERT's encoder, pre-trained by masked LM alone, with a better recipe.
 
-Liu et al. 2019, "RoBERTa: A Robustly Optimized BERT Pretraining Approach", §4 (and SPEC §2).
+Liu et al. 2019, "RoBERTa: A Robustly Optimized BERT Pretraining Approach", §4.
 RoBERTa keeps BERT's architecture and changes how it is trained:
 
 1. **Dynamic masking** (§4.1): a fresh mask every time a sequence is read, instead of BERT's

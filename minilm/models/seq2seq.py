@@ -6,8 +6,8 @@ token at a time (the decoder, causal, with cross-attention to the encoder's outp
 logits at position t are scored against target token t:
 
     labels            y₀  y₁  y₂  </s>
-    decoder input   start y₀  y₁   y₂         start = pad (T5, SPEC §5) or </s> (BART, SPEC §6)
-    loss = mean over real labels of −log p(y_t | y_<t, source)      (SPEC §10; -100 and pad ignored)
+    decoder input   start y₀  y₁   y₂         start = pad (T5) or </s> (BART: fairseq's denoising_dataset.py)
+    loss = mean over real labels of −log p(y_t | y_<t, source)      (-100 and pad ignored, as in Task 2.2)
 
 Letters: B batch, S source length, T target length, C channels, V vocabulary, K beams.
 """
@@ -41,7 +41,7 @@ def shift_right(labels, start_id: int, pad_id: int) -> np.ndarray:
 
 
 def seq2seq_loss(logits, labels, pad_id: int | None):
-    """Teacher-forced cross-entropy (SPEC §10): mean over the positions whose label is neither -100
+    """Teacher-forced cross-entropy: mean over the positions whose label is neither -100
     nor ``pad_id`` (a padded label is never a target). logits (B, T, V), labels (B, T)."""
     labels = np.asarray(labels)
     if logits.shape[:-1] != labels.shape:

@@ -1,10 +1,10 @@
 """T5: the encoder–decoder of Raffel et al. (2020), "Exploring the Limits of Transfer Learning with
-a Unified Text-to-Text Transformer" (§2.1, §3.2; SPEC §5).
+a Unified Text-to-Text Transformer" (§2.1, §3.2).
 
     encoder   h = wte[src];  hₗ = Block_pre(hₗ₋₁, M_enc, bias_enc);  enc = RMSNorm(h_L)
     decoder   g = wte[dec];  gₗ = Block_pre(gₗ₋₁, M_dec, bias_dec, cross: enc, M_cross);  g = RMSNorm(g_L)
     logits    = (g · C^-½) · wteᵀ                                     tied input/output embedding
-    loss      = CE(logits, labels), -100 and pad ignored               (teacher forcing, SPEC §10)
+    loss      = CE(logits, labels), -100 and pad ignored               (teacher forcing)
 
 The masks are Task 9.2's ``encoder_decoder_masks`` (fully visible encoder, causal decoder,
 cross-attention to every real source token). T5's own choices, each kept here:
@@ -21,10 +21,12 @@ cross-attention to every real source token). T5's own choices, each kept here:
   RMSNorm after each stack, **ReLU** feed-forward of width 4·C, and **no biases** anywhere.
 * **Tied embeddings, scaled**: the decoder output is multiplied by C^-½ before the product with
   ``wteᵀ`` (Mesh TF and HF T5 v1.0, where ``tie_word_embeddings=True``); the embedding is
-  initialised N(0, 1), so logits start with unit scale. (T5 v1.1 unties them instead.)
+  initialised N(0, 1), so logits start with unit scale. (T5 v1.1 / FLAN-T5 unties them instead,
+  with no C^-½; its feed-forward is gated GELU and its heads may be narrower than C/H: the config's
+  ``tie_word_embeddings``, ``ffn`` and ``d_kv``, which ``minilm.pretrained`` sets from a checkpoint.)
 * The decoder starts from pad (id 0 in T5's vocabulary); ``shift_right`` builds its input.
 
-Not reproduced: T5's z-loss (1e-4·log²Z, SPEC §5) and Adafactor; minilm trains with AdamW.
+Not reproduced: T5's z-loss (1e-4·log²Z; tensorflow/mesh, mesh_tensorflow/transformer/transformer.py) and Adafactor; minilm trains with AdamW.
 
 Letters: B batch, S source length, T target length, C channels (n_embd), H heads, d = C/H, V vocabulary.
 """
@@ -37,9 +39,12 @@ import numpy as np
 
 from autograd import nn, tasks
 from autograd.errors import ConfigError, ShapeError
-from minilm.blocks import Block, RelativePositionBias, check_token_ids
+from minilm.blocks import Block, MultiHeadAttention, RelativePositionBias, check_token_ids
+from minilm.blocks.feedforward import GatedFeedForward
 
 from .seq2seq import RMSNorm, default_attention_mask, generate, seq2seq_loss, shift_right
+
+FFNS = ("relu", "gated-gelu")
 
 # Task 9.2: solutions/task09_seq2seq/architectures.py
 encoder_decoder_masks = tasks.bind("task09_seq2seq.architectures", "encoder_decoder_masks")
@@ -55,7 +60,7 @@ class T5Config:
     n_layer: int = 2              # encoder blocks
     n_decoder_layer: int | None = None  # decoder blocks; None = n_layer
     n_inner: int | None = None    # feed-forward width d_ff; None = 4·C (T5-small: 2048 = 4·512)
-    num_buckets: int = 32         # relative position buckets (SPEC §5)
+    num_buckets: int = 32         # relative position buckets (Raffel et al. 2020, §2.1)
     max_distance: int = 128       # distances ≥ this share the last bucket
     dropout: float = 0.0          # T5 pre-training: 0.1
     eps: float = 1e-6             # RMSNorm ε (T5)
@@ -63,20 +68,31 @@ class T5Config:
     eos_id: int = 1               # </s> (T5: 1); ends every target
     decoder_start_id: int | None = None  # None = pad_id
     seed: int = 0                 # the init seed when T5(config) gets no rng
+    ffn: str = "relu"             # feed-forward: "relu" (v1.0) or "gated-gelu" (v1.1, FLAN-T5: GELU(x W₀) ⊙ x W₁)
+    d_kv: int | None = None       # width of one head; None = C / H (flan-t5-small: C = 512, H = 6, d_kv = 64)
+    tie_word_embeddings: bool = True  # v1.0: logits = (g·C^-½)·wteᵀ; False (v1.1): an own lm_head, no C^-½
 
     def __post_init__(self):
         for name in ("vocab_size", "n_embd", "n_head", "n_layer", "num_buckets", "max_distance"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
                 raise ConfigError(f"T5Config: {name}={value!r} must be a positive integer")
-        if self.n_embd % self.n_head:
+        if self.d_kv is None and self.n_embd % self.n_head:
             raise ConfigError(f"T5Config: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+        if self.d_kv is not None and (isinstance(self.d_kv, bool) or self.d_kv < 1):
+            raise ConfigError(f"T5Config: d_kv={self.d_kv!r} must be a positive integer or None")
+        if self.ffn not in FFNS:
+            raise ConfigError(f"T5Config: ffn={self.ffn!r}, expected one of {FFNS}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"T5Config: dropout={self.dropout} must be in [0, 1)")
         for name in ("pad_id", "eos_id", "decoder_start_id"):
             value = getattr(self, name)
             if value is not None and not 0 <= value < self.vocab_size:
                 raise ConfigError(f"T5Config: {name}={value} is outside [0, {self.vocab_size})")
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head if self.d_kv is None else self.d_kv
 
     @property
     def start_id(self) -> int:
@@ -108,6 +124,14 @@ class T5Stack(nn.Module):
             block.ln2 = RMSNorm(C, config.eps)
             if decoder:
                 block.ln_cross = RMSNorm(C, config.eps)
+            if config.d_kv is not None:                  # heads of their own width: C → H·d_kv projections
+                args = dict(rng=rng, dropout=config.dropout, bias=False, scale=False, head_dim=config.d_kv)
+                block.attn = MultiHeadAttention(C, H, **args)
+                if decoder:
+                    block.cross_attn = MultiHeadAttention(C, H, **args)
+            if config.ffn == "gated-gelu":               # v1.1: HF's "gated-gelu" is the tanh form (gelu_new)
+                block.mlp = GatedFeedForward(C, config.n_inner or 4 * C, rng=rng, activation="gelu",
+                                             dropout=config.dropout, bias=False)
             self.blocks.append(block)
         self.ln_f = RMSNorm(C, config.eps)
         self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
@@ -140,20 +164,22 @@ class T5(nn.Module):
         self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=1.0)
         self.encoder = T5Stack(config, rng=rng, decoder=False)
         self.decoder = T5Stack(config, rng=rng, decoder=True)
+        if not config.tie_word_embeddings:
+            self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False, rng=rng, init_std=1.0)
         self._init_t5_weights(rng)
 
     def _init_t5_weights(self, rng):
         """HF T5's init (factor 1): q ~ N(0, 1/(C·d)), k, v ~ N(0, 1/C), o ~ N(0, 1/(H·d)),
         fc1 ~ N(0, 1/C), fc2 ~ N(0, 1/d_ff). The small σ of q is what replaces the missing 1/√d."""
-        C, d = self.config.n_embd, self.config.n_embd // self.config.n_head
+        C, d, H = self.config.n_embd, self.config.head_dim, self.config.n_head
         for name, p in self.named_parameters():
             std = None
             if name.endswith("q_proj.weight"):
                 std = (C * d) ** -0.5
-            elif name.endswith(("k_proj.weight", "v_proj.weight", "fc1.weight")):
+            elif name.endswith(("k_proj.weight", "v_proj.weight", "fc1.weight", "fc_lin.weight")):
                 std = C ** -0.5
             elif name.endswith("out_proj.weight"):
-                std = C ** -0.5                                # H·d = C
+                std = (H * d) ** -0.5
             elif name.endswith("fc2.weight"):
                 std = p.shape[1] ** -0.5                       # d_ff
             if std is not None:
@@ -182,6 +208,8 @@ class T5(nn.Module):
                              f"mask {src_mask.shape}: batch and source lengths must agree")
         _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
         g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
+        if not cfg.tie_word_embeddings:
+            return self.lm_head(g)                                              # (B, T, V), v1.1
         return (g * cfg.n_embd ** -0.5) @ self.shared.weight.T                  # (B, T, V), tied
 
     def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:

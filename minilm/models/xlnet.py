@@ -14,7 +14,7 @@ The tokens stay in place; only the attention masks change with z. The masks (Tas
 stream uses ``perm_mask`` (a target never sees itself or a later target), the content stream
 ``content_mask`` = ``perm_mask`` with the diagonal cleared (a token sees itself).
 
-What this model keeps from XLNet (zihangdai/xlnet ``modeling.py``, SPEC §4): two streams through
+What this model keeps from XLNet (zihangdai/xlnet ``modeling.py``): two streams through
 the same layers (attention, LayerNorms and GELU feed-forward shared), K and V from the content
 stream for both, ``mask_emb`` as the query stream's start, one query row per target via
 ``target_mapping`` (or one per position when it is None, HF's layout), the tied output embedding

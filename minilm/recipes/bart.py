@@ -1,6 +1,6 @@
 """BART: reconstruct the clean document from a noised one (text infilling + sentence permutation).
 
-Lewis et al. 2020 §2.2 and §5.1 (SPEC §6): each example is a block of whole sentences,
+Lewis et al. 2020 §2.2 and §5.1; fairseq's ``denoising_dataset.py``: each example is a block of whole sentences,
 <s> … </s> ([CLS] … [SEP] in minilm's WordPiece vocabulary). Its sentences are shuffled, then
 spans with Poisson(λ=3) lengths covering 30% of the words are each replaced by ONE [MASK] (a
 0-length span inserts one). The encoder reads the noised block; the decoder writes the clean one,

@@ -1,6 +1,7 @@
 """ELECTRA: a small generator fills in masked tokens, the discriminator spots the replacements.
 
-Clark et al. 2020 (SPEC §3): [CLS] sentences [SEP] blocks of WordPiece tokens; 15% of the tokens
+Clark et al. 2020, §2 (google-research/electra, ``pretrain/pretrain_helpers.py``): [CLS] sentences
+[SEP] blocks of WordPiece tokens; 15% of the tokens
 are masked (85% [MASK], 15% kept), the generator (--generator-fraction of the discriminator's
 width) predicts them, its samples replace them, and the discriminator labels every token original
 or replaced. L = L_MLM + 50·L_Disc; the two networks share one embedding table. --objective picks

@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 import autograd.functional as F
+from autograd import Tensor, cat, tasks
 from minilm.recipes.common import add_corpus_arguments, load_documents, texts, stream
+
+causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")  # Task 4.1: solutions/task04_gpt/loss.py
 
 TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
 
@@ -50,8 +53,16 @@ class GPTRecipe:
         return sample_lm_batch(self.train_ids, self.block_size, self.batch_size, rng=rng)
 
     def loss(self, model, batch):
-        x, y = batch
-        _, loss = model(x, y)
+        """Task 4.1's ``causal_lm_loss`` on the window x followed by its next token: targets aligned
+        with the inputs, ``ids = [x, y[:, -1]]`` (B, T+1). The model reads x (T tokens, its context);
+        the slot scores logits[:, t] against ids[:, t+1] and drops the prediction after the last
+        token, so that position gets a zero row nothing scores."""
+        x, y = batch                                                  # (B, T) each, y[:, t] = x[:, t+1]
+        logits, _ = model(x)                                          # (B, T, V)
+        B, T, V = logits.shape
+        ids = np.concatenate([x, y[:, -1:]], axis=1)                  # (B, T+1)
+        unscored = Tensor(np.zeros((B, 1, V), dtype=logits.dtype))    # the prediction after ids[:, -1]
+        loss = causal_lm_loss(cat([logits, unscored], axis=1), ids)   # mean over the B·T next tokens
         return loss, {"tokens": x.size}
 
     def evaluate(self, model):

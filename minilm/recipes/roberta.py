@@ -1,6 +1,6 @@
 """RoBERTa: masked LM only, on packed full sentences, with a new mask every epoch.
 
-Liu et al. 2019 §4 (SPEC §2): byte-level BPE tokens; blocks of whole sentences up to
+Liu et al. 2019 §4: byte-level BPE tokens; blocks of whole sentences up to
 --tokens-per-sample with <s> in front (FULL-SENTENCES across documents, or DOC-SENTENCES inside
 one, --packing full|doc); no NSP, one segment; 15% of the tokens masked (80% <mask>, 10% random,
 10% kept) with a fresh mask for every (seed, epoch, sequence) — or, with --masking static, one of

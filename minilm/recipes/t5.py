@@ -1,6 +1,7 @@
 """T5: span-corruption pre-training, or a text-to-text task with a prefix ("reverse: d a c" → "c a d").
 
-Default: T5's unsupervised objective (Raffel et al. 2020 §3.1.4, SPEC §5) on windows of the corpus.
+Default: T5's unsupervised objective (Raffel et al. 2020 §3.1.4; ``span_corruption`` in
+google-research/text-to-text-transfer-transformer, t5/data/preprocessors.py) on windows of the corpus.
 15% of the tokens, in spans of mean length 3, are cut out of the encoder input, each span replaced
 by one sentinel; the decoder writes the spans back, each after its sentinel. The sentinels are
 the top ids of the vocabulary, counting down (<extra_id_0> = V-1), as in T5. [SEP] plays </s>,

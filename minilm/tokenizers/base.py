@@ -169,8 +169,9 @@ class BaseTokenizer:
         return self.build_inputs(self.encode(text_a), self.encode(text_b))
 
     def build_inputs(self, ids_a, ids_b=None) -> tuple[list[int], list[int]]:
-        """BERT layout (SPEC §1): ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``, with segment id 0
-        for ``[CLS]``, A and the first ``[SEP]`` and 1 for B and the last ``[SEP]``."""
+        """BERT layout (Devlin et al. 2019, §3; google-research/bert ``create_pretraining_data.py``):
+        ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``, with segment id 0 for ``[CLS]``, A and the
+        first ``[SEP]`` and 1 for B and the last ``[SEP]``."""
         if self.cls_id is None or self.sep_id is None:
             raise TokenizerError(f"{type(self).__name__}: adding special tokens needs a cls_token and "
                                  f"a sep_token; this vocabulary has roles {sorted(self.roles)}")

@@ -1,4 +1,4 @@
-"""Byte-level BPE, the tokenizer of GPT-2 and RoBERTa (Radford et al. 2019 §2.2; SPEC §2).
+"""Byte-level BPE, the tokenizer of GPT-2 and RoBERTa (Radford et al. 2019 §2.2; openai/gpt-2, src/encoder.py).
 
 ``text`` → special tokens cut out whole → GPT-2 pre-tokens (``pretokenize.py``) → each pre-token's
 UTF-8 bytes, written with the byte map (space → ``Ġ``) → BPE merges, lowest rank first (cached

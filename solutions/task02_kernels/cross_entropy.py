@@ -1,7 +1,7 @@
 """Task 2.2: softmax cross-entropy with ``ignore_index`` and label smoothing (PyTorch semantics).
 
 Rows n = 0 … N−1 of ``logits`` (N, V) are predictions over V classes; ``target`` (N,) holds the
-class ids. With log-probabilities ℓₙ = log softmax(logitsₙ) (stable: SPEC §10, Task 2.1):
+class ids. With log-probabilities ℓₙ = log softmax(logitsₙ) (computed stably, Task 2.1):
 
     target distribution   qₙ = (1 − ε)·onehot(targetₙ) + ε/V          (label smoothing ε ∈ [0, 1])
     per-row loss          lossₙ = −Σᵥ qₙᵥ ℓₙᵥ = (1 − ε)·(−ℓₙ,targetₙ) + ε·(−meanᵥ ℓₙᵥ)

@@ -26,7 +26,12 @@ def pre_ln_forward(block, x, mask=None, enc=None, enc_mask=None, bias=None):
         block.ln_cross, block.cross_attn                   only when ``block.cross_attn is not None``
     Call them as ``block.attn(h, mask=mask, bias=bias)`` (self-attention),
     ``block.cross_attn(h, mask=enc_mask, kv=enc)`` (cross-attention: keys/values from ``enc``),
-    ``block.mlp(h)``, ``block.ln1(h)``. Shapes: x (B, T, C), enc (B, Tk, C); returns (B, T, C).
+    ``block.mlp(h)``, ``block.ln1(h)``. Each returns one Tensor of the shape of ``h``, (B, T, C).
+    ``block.attn(...)`` and ``block.cross_attn(...)`` return the sublayer's output only: the heads'
+    attention output after the output projection ``out_proj`` (and dropout), with no residual
+    added, and not a tuple (Task 3.2's ``multi_head_forward`` returns ``(y, probs)``; the module
+    keeps ``y`` and stores the weights (B, H, T, T) in ``block.attn.last_attention``).
+    Shapes: x (B, T, C), enc (B, Tk, C); returns (B, T, C).
     Run the cross-attention sublayer only when ``block.cross_attn is not None``.
 
     The graded tests compare with a direct computation from the block's own modules (its layer

@@ -13,7 +13,8 @@ the same. Word order must therefore be *added* to the input. Three ways, one per
 * **Learned** absolute positions (GPT, BERT): a table ``wpe`` (block_size, C) trained like the token
   embedding, plus (BERT) a **segment** table (2, C) saying "sentence A" or "sentence B".
   The input of the first block is the sum  x[b, t] = wte[ids[b, t]] + wpe[t] + wse[segment[b, t]].
-* **Relative buckets** (T5; Raffel et al. 2020, §2.1; SPEC §5): no position in the input at all;
+* **Relative buckets** (T5; Raffel et al. 2020, §2.1; ``_relative_position_bucket`` in tensorflow/mesh,
+  mesh_tensorflow/transformer/transformer_layers.py): no position in the input at all;
   each head adds a learned scalar b[bucket(key − query)] to its attention scores. Small distances
   get a bucket each, larger ones share logarithmically wider buckets, up to ``max_distance``.
 

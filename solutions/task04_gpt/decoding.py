@@ -8,9 +8,10 @@ A language model gives, at each step, logits z (V,) over the vocabulary. How to 
 * **top-k** (Fan et al. 2018): keep the k largest logits, set the rest to −∞, renormalise.
   Ties with the k-th largest are kept (the threshold is a value, not a count); k is clipped to V.
 * **top-p / nucleus** (Holtzman et al. 2020, §3.1): keep the smallest set of tokens, taken from
-  the most probable down, whose probability reaches p, and renormalise. Hugging Face's rule keeps
-  the token that *crosses* p (SPEC §8): probabilities [.5, .3, .15, .05] with p = 0.7 keep two
-  tokens (.5 alone is below 0.7). The GPT-2 repository dropped it and kept one.
+  the most probable down, whose probability reaches p, and renormalise. Hugging Face's rule
+  (``TopPLogitsWarper``, src/transformers/generation/logits_process.py) keeps the token that
+  *crosses* p: probabilities [.5, .3, .15, .05] with p = 0.7 keep two tokens (.5 alone is below
+  0.7). The GPT-2 repository (openai/gpt-2, src/sample.py) dropped it and kept one.
 * **sampling** applies them in the order of GPT-2 and Hugging Face:
   temperature → top-k → top-p → sample.
 

@@ -34,7 +34,8 @@ def _checked_ids(op, ids, vocab_size):
 
 
 def mask_tokens(ids, *, mask_id, vocab_size, special_ids, rng, prob=0.15):
-    """Task 5.2: BERT's masked-LM corruption (SPEC §1, Hugging Face's DataCollatorForLanguageModeling).
+    """Task 5.2: BERT's masked-LM corruption (Devlin et al. 2019, §3.1), as Hugging Face's
+    ``DataCollatorForLanguageModeling`` does it (src/transformers/data/data_collator.py).
 
     Returns ``(inputs, labels)``, two new int64 arrays with the shape of ``ids``.
 

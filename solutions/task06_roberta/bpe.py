@@ -46,7 +46,7 @@ def bytes_to_unicode() -> dict[int, str]:
 
 
 def bpe_merge(word_chars, ranks: dict[tuple[str, str], int]) -> list[str]:
-    """Task 6.2: apply BPE merges to one pre-token (SPEC §2, GPT-2's ``Encoder.bpe``).
+    """Task 6.2: apply BPE merges to one pre-token (openai/gpt-2, src/encoder.py ``Encoder.bpe``).
 
     ``word_chars`` is the pre-token as a string or a sequence of symbols (each character of the
     byte-mapped pre-token is one starting symbol); ``ranks[(a, b)]`` is the rank of the merge

@@ -43,8 +43,11 @@ def test_forward_matches_reference(impl, kind):
     mask = {"causal": causal(TQ, TK), "padding": padding([TK, 3], TK),
             "both": causal(TQ, TK) & padding([5, 2], TK)}[kind]
     p = forward(s, mask, SCALE)
-    assert p.shape == s.shape
-    np.testing.assert_allclose(p, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15)
+    assert p.shape == s.shape, \
+        f"scaled_masked_softmax_forward on {s.shape} scores should keep that shape, got {p.shape}"
+    np.testing.assert_allclose(p, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15,
+        err_msg=(f"scaled_masked_softmax_forward with a {kind} mask: expected the softmax of scale·scores "
+                 "over the allowed keys of each row"))
     assert (p[~np.broadcast_to(mask, s.shape)] == 0).all(), "masked keys must get weight exactly 0"
 
 
@@ -54,7 +57,9 @@ def test_scale_is_applied_before_the_softmax(impl):
     forward = impl(MOD).scaled_masked_softmax_forward
     s = R.standard_normal((1, 2, 3, 5)) * 4
     for scale in (0.25, 2.0):
-        np.testing.assert_allclose(forward(s, None, scale), ref(s, True, scale), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(forward(s, None, scale), ref(s, True, scale), rtol=1e-12, atol=1e-15,
+            err_msg=(f"scale={scale}, no mask: expected softmax(scale·scores) — multiply the scores by scale "
+                     "before the max and the exp"))
 
 
 @pytest.mark.task2_4
@@ -70,8 +75,10 @@ def test_fully_masked_row_is_zero_not_nan_or_uniform(impl):
         g = mod.scaled_masked_softmax_backward(R.standard_normal(s.shape), p, SCALE)
     assert not np.isnan(p).any(), "a fully masked row gave NaN"
     assert (p[1, :, 2] == 0).all() and (p[0, :, 0] == 0).all(), "a fully masked row must be all zeros"
-    assert not np.isnan(g).any() and (g[1, :, 2] == 0).all() and (g[0, :, 0] == 0).all()
-    np.testing.assert_allclose(p, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15)
+    assert not np.isnan(g).any() and (g[1, :, 2] == 0).all() and (g[0, :, 0] == 0).all(), \
+        "scaled_masked_softmax_backward: a fully masked row (p all 0) must get gradient exactly 0, not NaN"
+    np.testing.assert_allclose(p, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15,
+        err_msg="with two fully masked rows, the other rows differ from the masked softmax of scale·scores")
 
 
 @pytest.mark.task2_4
@@ -83,13 +90,18 @@ def test_huge_scores_and_float32(impl):
     with np.errstate(all="ignore"):
         p = forward(s, mask, 1.0)
         p2 = forward(s, mask, 2.0)  # the max must be taken of the *scaled* scores: exp(1e4) overflows
-    assert np.isfinite(p).all() and np.isfinite(p2).all()
-    np.testing.assert_allclose(p, [[[[0.0, 0.0, 0.0, 1.0]]]], atol=1e-12)
-    np.testing.assert_allclose(p2, [[[[0.0, 0.0, 0.0, 1.0]]]], atol=1e-12)
+    assert np.isfinite(p).all() and np.isfinite(p2).all(), \
+        "scores up to 1e4 (scale 1 and 2) gave inf/NaN: subtract the row max of the *scaled* allowed scores before exp"
+    np.testing.assert_allclose(p, [[[[0.0, 0.0, 0.0, 1.0]]]], atol=1e-12,
+        err_msg="scores [1e4 (masked), 0, -1e4, 5e3] at scale 1: all the weight goes to 5e3, expected [0, 0, 0, 1]")
+    np.testing.assert_allclose(p2, [[[[0.0, 0.0, 0.0, 1.0]]]], atol=1e-12,
+        err_msg=("scores [1e4 (masked), 0, -1e4, 5e3] at scale 2: expected [0, 0, 0, 1] (a masked 1e4 must "
+                 "not set the max)"))
     s32 = (R.standard_normal((B, H, TQ, TK)) * 3).astype(np.float32)
     p32 = forward(s32, causal(TQ, TK), SCALE)
-    assert p32.dtype == np.float32
-    np.testing.assert_allclose(p32, ref(s32, causal(TQ, TK), SCALE), rtol=1e-5, atol=1e-7)
+    assert p32.dtype == np.float32, f"float32 scores must give float32 weights, got {p32.dtype}"
+    np.testing.assert_allclose(p32, ref(s32, causal(TQ, TK), SCALE), rtol=1e-5, atol=1e-7,
+        err_msg="float32 scores with a causal mask: values differ from the reference softmax")
 
 
 @pytest.mark.task2_4
@@ -102,7 +114,9 @@ def test_forward_kernel_writes_every_entry(impl):
     mask[0, 1, 3] = False
     out = np.full(s.shape, np.nan)  # uninitialised memory may hold anything
     mod._forward_kernel(out, s, mask, SCALE)
-    np.testing.assert_allclose(out, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out, ref(s, mask, SCALE), rtol=1e-12, atol=1e-15,
+        err_msg=("_forward_kernel must write every entry of out (masked entries 0, fully masked rows 0): "
+                 "out started as NaN"))
 
 
 @pytest.mark.task2_4
@@ -116,4 +130,6 @@ def test_backward_against_central_differences(impl, kind):
     p = ref(s, mask, SCALE)
     got = mod.scaled_masked_softmax_backward(g, p, SCALE)
     want = numeric_grad(lambda z: ref(z, mask, SCALE), s, g)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8,
+        err_msg=(f"scaled_masked_softmax_backward with a {kind} mask: expected scale·p·(g − Σ g·p) per row, "
+                 "0 on masked keys and empty rows"))

@@ -14,9 +14,13 @@ def randn(*shape, dtype=np.float64):
 def check(mod, a, b):
     out = mod.matmul_numba(a, b)
     want = a.astype(np.float64) @ b.astype(np.float64)
-    assert out.shape == want.shape and out.dtype == np.result_type(a, b)
+    assert out.shape == want.shape and out.dtype == np.result_type(a, b), \
+        (f"matmul_numba {a.shape} @ {b.shape}: expected shape {want.shape} and dtype {np.result_type(a, b)}, "
+         f"got {out.shape} {out.dtype}")
     tol = dict(rtol=1e-12, atol=1e-12) if out.dtype == np.float64 else dict(rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(out, want, **tol)
+    np.testing.assert_allclose(out, want, **tol,
+        err_msg=(f"matmul_numba {a.shape} @ {b.shape} ({out.dtype}) differs from a @ b: check the tile edges "
+                 "(min(i0 + TILE, M)) and the k loop"))
 
 
 @pytest.mark.task2_3
@@ -56,4 +60,6 @@ def test_kernel_writes_every_entry_of_an_uninitialised_out(impl):
     a, b = randn(2, 37, 19), randn(2, 19, 45)
     out = np.full((2, 37, 45), np.nan)  # np.empty may hold anything: the kernel must not add into it
     mod._matmul_kernel(out, a, b)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12,
+        err_msg=("_matmul_kernel must write every entry of an uninitialised out (start each sum from 0, "
+                 "do not add to out)"))

@@ -36,6 +36,21 @@ def _reference(q, k, v, mask=None, bias=None, scale=True):
     return attn @ v, attn
 
 
+def _scale_hint(attn, q, k, v, mask=None, bias=None):
+    """A sentence naming a wrong scaling of the scores, or "" when none of the usual ones fits."""
+    d = q.shape[-1]
+    s = q @ np.swapaxes(k, -1, -2)
+    for scores, what in ((s / d, f"divided by d = {d}, not by √d = {math.sqrt(d):g}"),
+                         (s, "not scaled at all: divide by √d"),
+                         (s * math.sqrt(d), "multiplied by √d: divide instead")):
+        if bias is not None:
+            scores = scores + bias
+        m = np.ones(scores.shape, bool) if mask is None else np.broadcast_to(mask, scores.shape)
+        if np.shape(attn) == scores.shape and np.allclose(attn, _softmax_masked(scores, m), atol=1e-9):
+            return f"your attention weights are softmax of scores {what}"
+    return ""
+
+
 def _qkv(rng, B=2, H=3, Tq=4, Tk=5, d=8, requires_grad=False):
     shapes = [(B, H, Tq, d), (B, H, Tk, d), (B, H, Tk, d)]
     return [Tensor(rng.standard_normal(s), requires_grad=requires_grad) for s in shapes]
@@ -51,10 +66,17 @@ def test_attention_matches_the_formula(impl):
     q, k, v = _qkv(rng, d=16)                      # d = 16: a missing 1/√d changes every weight
     out, attn = attention(q, k, v)
     want_out, want_attn = _reference(q.data, k.data, v.data)
-    assert out.shape == (2, 3, 4, 16) and attn.shape == (2, 3, 4, 5)
+    assert out.shape == (2, 3, 4, 16) and attn.shape == (2, 3, 4, 5), \
+        (f"q (2, 3, 4, 16), k and v (2, 3, 5, 16): expected out (2, 3, 4, 16) and attn (2, 3, 4, 5), "
+         f"got {out.shape} and {attn.shape}")
+    hint = _scale_hint(attn.data, q.data, k.data, v.data)
+    if hint:
+        pytest.fail(f"scaled_dot_product_attention: {hint}")
     np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-10,
-                               err_msg="attention weights differ from softmax(q kᵀ / √d)")
-    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-10)
+                               err_msg="attention weights differ from softmax(q kᵀ / √d) over the keys, on a "
+                                       "(2, 3, 4, 16) query and (2, 3, 5, 16) keys")
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-10,
+                               err_msg="the weights are right but out differs from attn @ v")
     np.testing.assert_allclose(attn.data.sum(-1), 1.0, rtol=1e-9, err_msg="rows must sum to 1 (softmax over keys)")
 
 
@@ -68,16 +90,23 @@ def test_causal_mask_hides_the_future(impl):
     mask = causal_mask(T)
     out, attn = attention(q, k, v, mask=mask)
     upper = ~np.tril(np.ones((T, T), bool))
-    assert np.all(attn.data[..., upper] == 0), "a query attends to a later key (future leak)"
+    assert np.all(attn.data[..., upper] == 0), \
+        "with causal_mask a query attends to a later key (future leak): is the mask flipped, or ignored?"
     want_out, want_attn = _reference(q.data, k.data, v.data, mask)
-    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    hint = _scale_hint(attn.data, q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12,
+                               err_msg="with causal_mask the weights differ from softmax(q kᵀ / √d) over the "
+                                       "allowed keys" + (f": {hint}" if hint else ""))
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12,
+                               err_msg="with causal_mask the weights are right but out differs from attn @ v")
     # changing the last key/value may only change the output of the last query
     k2, v2 = k.data.copy(), v.data.copy()
     k2[..., -1, :] += 5.0
     v2[..., -1, :] -= 5.0
     out2, _ = attention(q, Tensor(k2), Tensor(v2), mask=mask)
-    np.testing.assert_array_equal(out2.data[..., :-1, :], out.data[..., :-1, :])
+    np.testing.assert_array_equal(out2.data[..., :-1, :], out.data[..., :-1, :],
+                                  err_msg="changing the last key/value changed an earlier query's output: a masked "
+                                          "key must get weight exactly 0 (not e^-1e9), so it cannot leak")
 
 
 @pytest.mark.task3_1
@@ -91,12 +120,17 @@ def test_padding_mask_removes_pad_keys_not_pad_queries(impl):
     am = np.array([[1] * n + [0] * (T - n) for n in lengths])     # (B, T) 1 = token, 0 = pad
     mask = padding_mask(am)                                        # (B, 1, 1, T): on the keys
     out, attn = attention(q, k, v, mask=mask)
-    assert np.all(attn.data[1, :, :, 3:] == 0), "a query attends to a padding key"
+    assert np.all(attn.data[1, :, :, 3:] == 0), \
+        "a query attends to a padding key: with padding_mask, keys 3 and 4 of example 1 must get weight 0"
     np.testing.assert_allclose(attn.data.sum(-1), 1.0, rtol=1e-9,
                                err_msg="every query (pad queries too) must still attend to the real keys")
     want_out, want_attn = _reference(q.data, k.data, v.data, mask)
-    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    hint = _scale_hint(attn.data, q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12,
+                               err_msg="with a (B, 1, 1, T) padding mask the weights differ from the softmax over "
+                                       "the real keys" + (f": {hint}" if hint else ""))
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12,
+                               err_msg="with a padding mask the weights are right but out differs from attn @ v")
 
 
 @pytest.mark.task3_1
@@ -112,9 +146,13 @@ def test_fully_masked_row_gives_zeros_not_nan(impl):
     assert np.isfinite(out.data).all() and np.isfinite(attn.data).all(), "NaN/inf in attention"
     assert np.all(attn.data[0, :, 2] == 0), "a fully masked row must get weights 0 (not uniform, not NaN)"
     assert np.all(out.data[0, :, 2] == 0), "a fully masked row must output zeros"
-    np.testing.assert_allclose(attn.data[1, :, 0], [[1, 0, 0]] * 2, atol=1e-12)
+    np.testing.assert_allclose(attn.data[1, :, 0], [[1, 0, 0]] * 2, atol=1e-12,
+                               err_msg="a query that may see only key 0 must give it weight 1 and the others 0")
     want_out, want_attn = _reference(q.data, k.data, v.data, mask)
-    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    hint = _scale_hint(attn.data, q.data, k.data, v.data, mask)
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12,
+                               err_msg="with one fully masked row, the other rows' output differs from "
+                                       "softmax(q kᵀ / √d) @ v over the allowed keys" + (f": {hint}" if hint else ""))
     out.backward(rng.standard_normal(out.shape))
     for name, t in (("q", q), ("k", k), ("v", v)):
         assert t.grad is not None and np.isfinite(t.grad).all(), f"gradient of {name} has NaN/inf"
@@ -130,8 +168,15 @@ def test_scale_false_and_additive_bias(impl):
     bias = rng.standard_normal((1, 3, 4, 5))  # (1, H, Tq, Tk), as T5's relative bias
     out, attn = attention(q, k, v, bias=Tensor(bias), scale=False)
     want_out, want_attn = _reference(q.data, k.data, v.data, bias=bias, scale=False)
-    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12)
+    if np.allclose(attn.data, _reference(q.data, k.data, v.data, bias=bias, scale=True)[1], atol=1e-9):
+        pytest.fail("scale=False still divided the scores by √d: with scale=False the scores are q kᵀ + bias")
+    if np.allclose(attn.data, _reference(q.data, k.data, v.data, scale=False)[1], atol=1e-9):
+        pytest.fail("the additive bias (1, H, Tq, Tk) was ignored: add it to the scores before the softmax")
+    np.testing.assert_allclose(attn.data, want_attn, rtol=1e-7, atol=1e-12,
+                               err_msg="with scale=False and a bias the weights should be softmax(q kᵀ + bias)")
+    np.testing.assert_allclose(out.data, want_out, rtol=1e-7, atol=1e-12,
+                               err_msg=("with scale=False and a bias the weights are right but out differs "
+                                        "from attn @ v"))
 
 
 @pytest.mark.task3_1
@@ -141,7 +186,8 @@ def test_attention_gradients_match_finite_differences(impl):
     rng = np.random.default_rng(5)
     q, k, v = _qkv(rng, B=1, H=2, Tq=3, Tk=3, d=4, requires_grad=True)
     mask = causal_mask(3)
-    assert gradcheck(lambda a, b, c: attention(a, b, c, mask=mask)[0], q, k, v, rng=rng)
+    assert gradcheck(lambda a, b, c: attention(a, b, c, mask=mask)[0], q, k, v, rng=rng), \
+        "the gradients of q, k, v through attention with a causal mask differ from finite differences"
 
 
 # ---- Task 3.2 -------------------------------------------------------------------------------------
@@ -154,7 +200,8 @@ def test_split_heads_groups_features_by_head(impl):
     B, T, H, d = 2, 5, 3, 4
     x = rng.standard_normal((B, T, H * d))
     out = m.split_heads(Tensor(x), H)
-    assert out.shape == (B, H, T, d)
+    assert out.shape == (B, H, T, d), \
+        f"split_heads((2, 5, 12), H=3) should be (B, H, T, d) = (2, 3, 5, 4), got {out.shape}"
     for h in range(H):
         np.testing.assert_array_equal(out.data[:, h], x[:, :, h * d:(h + 1) * d],
                                       err_msg=f"head {h} must hold features {h * d}..{(h + 1) * d - 1} "
@@ -169,15 +216,19 @@ def test_merge_heads_inverts_split_heads(impl):
     B, H, T, d = 2, 3, 5, 4
     heads = rng.standard_normal((B, H, T, d))
     merged = m.merge_heads(Tensor(heads))
-    assert merged.shape == (B, T, H * d)
+    assert merged.shape == (B, T, H * d), \
+        f"merge_heads((2, 3, 5, 4)) should be (B, T, H·d) = (2, 5, 12), got {merged.shape}"
     for h in range(H):
-        np.testing.assert_array_equal(merged.data[:, :, h * d:(h + 1) * d], heads[:, h])
+        np.testing.assert_array_equal(merged.data[:, :, h * d:(h + 1) * d], heads[:, h],
+                                      err_msg=f"merge_heads: features {h * d}..{(h + 1) * d - 1} must hold head {h} "
+                                              "(transpose to (B, T, H, d) before the reshape)")
     x = Tensor(rng.standard_normal((B, T, H * d)), requires_grad=True)
     back = m.merge_heads(m.split_heads(x, H))
-    np.testing.assert_array_equal(back.data, x.data)
+    np.testing.assert_array_equal(back.data, x.data, err_msg="merge_heads(split_heads(x)) must give x back")
     g = rng.standard_normal(back.shape)
     back.backward(g)
-    np.testing.assert_array_equal(x.grad, g)
+    np.testing.assert_array_equal(x.grad, g, err_msg="the gradient through merge_heads(split_heads(x)) must be the "
+                                                     "upstream gradient unchanged (use Tensor ops, not .data)")
 
 
 def _mha_reference(mha, x, kv, mask):
@@ -206,9 +257,14 @@ def test_multi_head_self_attention(impl):
     mask = causal_mask(5)
     y, probs = forward(mha, Tensor(x), mask=mask)
     want_y, want_attn = _mha_reference(mha, x, None, mask)
-    assert y.shape == (2, 5, 12) and probs.shape == (2, 3, 5, 5)
-    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12)
+    assert y.shape == (2, 5, 12) and probs.shape == (2, 3, 5, 5), \
+        (f"multi_head_forward on (2, 5, 12), 3 heads: expected y (2, 5, 12), probs (2, 3, 5, 5), got {y.shape}, "
+         f"{probs.shape}")
+    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12,
+                               err_msg="self-attention weights differ: project with q_proj/k_proj/v_proj, split "
+                                       "into 3 heads of 4, then scaled_dot_product_attention with the mask")
+    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12,
+                               err_msg="the weights are right but y differs: merge the heads, then out_proj")
 
 
 @pytest.mark.task3_2
@@ -223,5 +279,8 @@ def test_cross_attention_takes_keys_and_values_from_the_encoder(impl):
     y, probs = forward(mha, Tensor(x), kv=Tensor(enc), mask=mask)
     assert probs.shape == (2, 2, 3, 6), "cross-attention weights are (B, H, Tq, Tk): keys from the encoder"
     want_y, want_attn = _mha_reference(mha, x, enc, mask)
-    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(probs.data, want_attn, rtol=1e-7, atol=1e-12,
+                               err_msg="cross-attention weights differ: queries from x (q_proj), keys and values "
+                                       "from kv (k_proj, v_proj), with the encoder's padding mask")
+    np.testing.assert_allclose(y.data, want_y, rtol=1e-7, atol=1e-12,
+                               err_msg="cross-attention: the weights are right but y differs (merge heads, out_proj)")

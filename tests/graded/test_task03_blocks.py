@@ -43,7 +43,7 @@ def test_pre_ln_block(impl):
     x = Tensor(rng.standard_normal((2, 5, 8)))
     mask = causal_mask(5)
     got = pre_ln_forward(block, x, mask=mask)
-    assert got.shape == (2, 5, 8)
+    assert got.shape == (2, 5, 8), f"pre_ln_forward on x (2, 5, 8) must return (2, 5, 8), got {got.shape}"
     np.testing.assert_allclose(got.data, _expected(block, x, mask).data, rtol=1e-9, atol=1e-12,
                                err_msg="pre-LN: x = x + Attn(LN1(x)); x = x + MLP(LN2(x))")
 
@@ -57,7 +57,7 @@ def test_post_ln_block(impl):
     x = Tensor(rng.standard_normal((2, 5, 8)))
     mask = padding_mask(np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]))
     got = post_ln_forward(block, x, mask=mask)
-    assert got.shape == (2, 5, 8)
+    assert got.shape == (2, 5, 8), f"post_ln_forward on x (2, 5, 8) must return (2, 5, 8), got {got.shape}"
     np.testing.assert_allclose(got.data, _expected(block, x, mask).data, rtol=1e-9, atol=1e-12,
                                err_msg="post-LN: x = LN1(x + Attn(x)); x = LN2(x + MLP(x))")
 
@@ -78,4 +78,6 @@ def test_decoder_block_with_cross_attention(impl, norm):
     np.testing.assert_allclose(got.data, want.data, rtol=1e-9, atol=1e-12,
                                err_msg=f"{norm}-LN decoder block: self-attention, cross-attention "
                                        "(keys/values from enc), MLP — each with its residual and norm")
-    assert block.cross_attn.last_attention.shape == (2, 2, 3, 6)
+    assert block.cross_attn.last_attention.shape == (2, 2, 3, 6), \
+        ("the decoder block's cross-attention weights should be (B, H, Tq, Tk) = (2, 2, 3, 6) (keys from "
+         f"the encoder), got {block.cross_attn.last_attention.shape}")

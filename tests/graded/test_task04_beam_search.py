@@ -1,5 +1,5 @@
 """Graded tests of Task 4.3: beam search with a length penalty and EOS (Hugging Face's algorithm,
-SPEC §8), on hand-made step functions whose answers are known or found by exhaustive search."""
+src/transformers/generation/beam_search.py), on hand-made step functions whose answers are known or found by exhaustive search."""
 import numpy as np
 import pytest
 
@@ -45,11 +45,14 @@ def test_beams_are_distinct_and_the_best(impl):
 
     got = _as_lists(beam_search(step_fn, [7], num_beams=4, max_new_tokens=3, eos_id=None))
     seqs = [tuple(s) for _, s in got]
-    assert len(got) == 4
+    assert len(got) == 4, f"beam_search with num_beams=4 should return 4 hypotheses, got {len(got)}"
     assert len(set(seqs)) == 4, f"duplicate beams {seqs}: beams 1..K-1 must start at −1e9, not 0"
     want = _exhaustive(step_fn, [7], V, None, 3, 1.0)[:4]
-    assert [s for _, s in got] == [s for _, s in want]
-    np.testing.assert_allclose([s for s, _ in got], [s for s, _ in want], rtol=1e-9)
+    assert [s for _, s in got] == [s for _, s in want], \
+        (f"the 4 beams after 3 steps should be the 4 best sequences of an exhaustive search, {[s for _, s in want]}, "
+         f"got {seqs}")
+    np.testing.assert_allclose([s for s, _ in got], [s for s, _ in want], rtol=1e-9,
+        err_msg="the beams are right but their scores differ from the sum of their tokens' log-probabilities")
 
 
 @pytest.mark.task4_3
@@ -62,12 +65,17 @@ def test_length_penalty_changes_the_winner(impl):
                        [0.40, 0.45, 0.15]])         # after the prompt B: EOS at once is 0.40
     # length_penalty = 0: the plain sum; stopping at once (log 0.40) beats A A A A (log 0.45 + 3 log 0.9)
     got = _as_lists(beam_search(step_fn, [B], num_beams=2, max_new_tokens=4, eos_id=EOS, length_penalty=0.0))
-    assert got[0][1] == [B, EOS]
-    np.testing.assert_allclose(got[0][0], np.log(0.40), rtol=1e-9)
+    assert got[0][1] == [B, EOS], \
+        ("with length_penalty=0 scores are the plain sum Σ log p: stopping at once (B EOS, log 0.40) beats "
+         f"B A A A A; the best was {got[0][1]}")
+    np.testing.assert_allclose(got[0][0], np.log(0.40), rtol=1e-9,
+        err_msg=f"with length_penalty=0 the score of B EOS should be log 0.40 = {np.log(0.40):.4f}, got {got[0][0]}")
     # length_penalty = 1: the mean log-probability per token; A A A A wins
     got = _as_lists(beam_search(step_fn, [B], num_beams=2, max_new_tokens=4, eos_id=EOS, length_penalty=1.0))
     assert got[0][1] == [B, A, A, A, A], "with length_penalty=1 scores are Σ log p / L"
-    np.testing.assert_allclose(got[0][0], (np.log(0.45) + 3 * np.log(0.9)) / 4, rtol=1e-9)
+    np.testing.assert_allclose(got[0][0], (np.log(0.45) + 3 * np.log(0.9)) / 4, rtol=1e-9,
+        err_msg=("with length_penalty=1 the score of B A A A A should be (log .45 + 3 log .9) / 4: divide "
+                 "by the generated length"))
 
 
 @pytest.mark.task4_3
@@ -84,7 +92,7 @@ def test_eos_hypotheses_are_finished_not_extended(impl):
                                err_msg="score = Σ log p / L with L = generated tokens, EOS included")
     for _, ids in got:
         assert EOS not in ids[:-1], f"hypothesis {ids} continues after EOS"
-    assert len(got) == 2
+    assert len(got) == 2, f"num_beams=2 should return 2 finished hypotheses, got {len(got)}"
 
 
 @pytest.mark.task4_3
@@ -101,5 +109,9 @@ def test_wide_beam_equals_exhaustive_search(impl, length_penalty):
     got = _as_lists(beam_search(step_fn, [1], num_beams=32, max_new_tokens=4, eos_id=EOS,
                                 length_penalty=length_penalty))
     want = _exhaustive(step_fn, [1], V, EOS, 4, length_penalty)[:10]
-    assert [s for _, s in got[:10]] == [s for _, s in want]
-    np.testing.assert_allclose([s for s, _ in got[:10]], [s for s, _ in want], rtol=1e-9)
+    assert [s for _, s in got[:10]] == [s for _, s in want], \
+        (f"num_beams=32 over 3 tokens × 4 steps (length_penalty={length_penalty}) must find the exhaustive "
+         "search's 10 best sequences in order")
+    np.testing.assert_allclose([s for s, _ in got[:10]], [s for s, _ in want], rtol=1e-9,
+        err_msg=(f"length_penalty={length_penalty}: the sequences are right but the scores differ from Σ "
+                 "log p / L^length_penalty"))

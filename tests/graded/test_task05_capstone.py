@@ -21,6 +21,12 @@ def test_your_bert_learns_mlm_and_nsp(impl, tmp_path):
         cfg = TrainConfig(steps=300, lr=3e-3, warmup=30, eval_every=300, checkpoint_every=300, seed=0)
         summary = train(recipe, cfg, tmp_path, progress=False, plot=False)
     m, b = summary["metrics"], summary["baselines"]
-    assert summary["final_loss"] < summary["initial_loss"] - 1.0, summary
-    assert m["mlm_loss"] < 5.0, m  # ln(300) = 5.7 is a uniform guess
-    assert m["mlm_accuracy"] > b["most_frequent_token_accuracy"] + 0.03, (m, b)
+    assert summary["final_loss"] < summary["initial_loss"] - 1.0, \
+        (f"your BERT's training loss fell from {summary['initial_loss']:.3f} to only {summary['final_loss']:.3f} in "
+         "300 steps (at least 1.0 lower expected): check the masking (5.2), the MLM loss and the NSP pairs (5.3)")
+    assert m["mlm_loss"] < 5.0, \
+        (f"your BERT's held-out masked-LM loss is {m['mlm_loss']:.3f}, expected < 5.0 (ln 300 = 5.7 is a uniform "
+         "guess): is the MLM loss taken at the masked positions only?")
+    assert m["mlm_accuracy"] > b["most_frequent_token_accuracy"] + 0.03, \
+        (f"your BERT predicts masked tokens with accuracy {m['mlm_accuracy']:.3f}, not clearly above always guessing "
+         f"the most frequent token ({b['most_frequent_token_accuracy']:.3f} + 0.03)")

@@ -43,14 +43,18 @@ def test_shapes_dtypes_and_input_untouched(impl):
     ids2 = _batch(rng, B=8, T=16, V=100)
     keep = ids2.copy()
     inputs, labels = mask_tokens(ids2, mask_id=MASK, vocab_size=100, special_ids=SPECIAL, rng=rng, prob=0.5)
-    assert inputs.shape == labels.shape == ids2.shape
-    assert np.issubdtype(inputs.dtype, np.integer) and np.issubdtype(labels.dtype, np.integer)
+    assert inputs.shape == labels.shape == ids2.shape, \
+        f"mask_tokens on (8, 16) ids should return inputs and labels of (8, 16), got {inputs.shape} and {labels.shape}"
+    assert np.issubdtype(inputs.dtype, np.integer) and np.issubdtype(labels.dtype, np.integer), \
+        f"inputs and labels must be integer ids, got {inputs.dtype} and {labels.dtype}"
     assert np.array_equal(ids2, keep), "mask_tokens wrote into the caller's array"
-    assert inputs is not ids2 and not np.shares_memory(inputs, ids2)
+    assert inputs is not ids2 and not np.shares_memory(inputs, ids2), \
+        "mask_tokens returned (a view of) the caller's array as inputs: copy ids before writing [MASK] into it"
     ids1 = ids2[0].copy()
     inputs1, labels1 = mask_tokens(ids1, mask_id=MASK, vocab_size=100, special_ids=SPECIAL, rng=rng, prob=0.5)
-    assert inputs1.shape == labels1.shape == ids1.shape == (16,)
-    assert np.array_equal(ids1, keep[0])
+    assert inputs1.shape == labels1.shape == ids1.shape == (16,), \
+        f"mask_tokens on one (16,) row should return (16,) inputs and labels, got {inputs1.shape} and {labels1.shape}"
+    assert np.array_equal(ids1, keep[0]), "mask_tokens wrote into the caller's (16,) array"
 
 
 @pytest.mark.task5_2
@@ -61,7 +65,7 @@ def test_special_tokens_and_padding_never_chosen(impl):
     ids = _batch(rng, B=300, T=40)
     inputs, labels = mask_tokens(ids, mask_id=MASK, vocab_size=1000, special_ids=SPECIAL, rng=rng, prob=0.9)
     special = np.isin(ids, SPECIAL)
-    assert special.sum() > 1000
+    assert special.sum() > 1000, "test set-up: the batch should hold many special ids"
     assert np.all(labels[special] == -100), "a special token (or padding) was chosen for prediction"
     assert np.array_equal(inputs[special], ids[special]), "a special token (or padding) was changed"
     # and the non-special positions really were chosen at rate 0.9
@@ -93,7 +97,9 @@ def test_count_is_binomial_and_new_on_every_call(impl):
     chosen = np.array([mask_tokens(ids, mask_id=MASK, vocab_size=100, special_ids=SPECIAL, rng=rng)[1] != -100
                        for _ in range(3000)])                          # (3000, 40)
     counts = chosen.sum(axis=1)
-    assert abs(counts.mean() - 40 * 0.15) < 4 * np.sqrt(40 * 0.15 * 0.85 / 3000)
+    assert abs(counts.mean() - 40 * 0.15) < 4 * np.sqrt(40 * 0.15 * 0.85 / 3000), \
+        (f"with prob=0.15 on 40 tokens the mean number chosen should be 6, got {counts.mean():.2f}: decide "
+         "each position with its own Bernoulli(0.15) coin")
     ratio = counts.var() / (40 * 0.15 * 0.85)
     assert 0.8 < ratio < 1.2, f"count variance {counts.var():.2f} is not binomial ({40 * .15 * .85:.2f})"
     assert len({row.tobytes() for row in chosen}) > 2900, "the same positions are chosen call after call"
@@ -128,8 +134,11 @@ def test_random_ids_are_uniform_over_the_whole_vocabulary(impl):
     ids = np.full((1000, 100), ORIG)                                   # 100,000 chosen positions
     inputs, _ = mask_tokens(ids, mask_id=MASK, vocab_size=V, special_ids=SPECIAL, rng=rng, prob=1.0)
     rand = inputs[(inputs != MASK) & (inputs != ORIG)]                 # the visible random draws
-    assert rand.size > 5000
-    assert rand.min() >= 0 and rand.max() < V
+    assert rand.size > 5000, \
+        (f"with prob=1.0 about 10% of 100,000 tokens (≈ 10,000) should be random ids, only {rand.size} were: "
+         "the 10% random share is 0.5 of the 20% left after [MASK]")
+    assert rand.min() >= 0 and rand.max() < V, \
+        f"a random id {rand.min()}..{rand.max()} is outside the vocabulary [0, {V})"
     others = [v for v in range(V) if v not in (MASK, ORIG)]           # 18 equally likely ids
     counts = np.array([(rand == v).sum() for v in others], dtype=float)
     assert counts.min() > 0, f"some ids are never drawn: {[v for v, c in zip(others, counts) if c == 0]}"
@@ -147,7 +156,7 @@ def test_labels_are_original_where_predicted_and_minus_100_elsewhere(impl):
     inputs, labels = mask_tokens(ids, mask_id=MASK, vocab_size=1000, special_ids=SPECIAL, rng=rng, prob=0.3)
     predicted = labels != -100
     assert np.all(labels[predicted] == ids[predicted]), "a label is not the original id"
-    assert set(np.unique(labels[~predicted]).tolist()) == {-100}
+    assert set(np.unique(labels[~predicted]).tolist()) == {-100}, "where nothing is predicted the label must be -100"
     assert not np.any((labels == 0) & (ids != 0)), "labels use 0 where nothing is predicted; use -100"
     assert np.all(inputs[~predicted] == ids[~predicted]), "a position that is not predicted was changed"
     nonspecial = ~np.isin(ids, SPECIAL)

@@ -58,7 +58,7 @@ def test_unmasked_positions_play_no_part(impl):
         "the loss changed when only logits at unmasked positions (labels == -100) changed"
     x = Tensor(logits, requires_grad=True)
     mlm_loss(x, labels).backward()
-    assert x.grad is not None
+    assert x.grad is not None, "no gradient reached the logits: build the loss from Tensor ops"
     assert np.all(x.grad[ignored] == 0.0), "positions with labels == -100 received a gradient"
     assert np.abs(x.grad[~ignored]).sum() > 0, "masked positions received no gradient"
 
@@ -99,7 +99,7 @@ def test_nothing_masked_gives_zero_not_nan(impl):
     x = Tensor(logits, requires_grad=True)
     loss = mlm_loss(x, labels)
     assert np.isfinite(loss.item()), "nothing masked must give 0, not NaN (0/0)"
-    assert loss.item() == 0.0
+    assert loss.item() == 0.0, f"with nothing masked the loss must be exactly 0, got {loss.item()}"
     loss.backward()
     assert x.grad is not None and np.all(np.isfinite(x.grad)) and np.all(x.grad == 0.0), \
         "with nothing masked the gradient must be zero everywhere (and finite)"
@@ -119,7 +119,9 @@ def test_gradient_is_softmax_minus_onehot_over_n(impl):
     expected[m] = p[m]
     expected[m, labels[m]] -= 1.0
     expected /= m.sum()
-    np.testing.assert_allclose(x.grad, expected, rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(x.grad, expected, rtol=1e-6, atol=1e-10,
+        err_msg=("∂loss/∂logits should be (softmax − one-hot)/N at the N predicted positions and 0 elsewhere "
+                 "(mean over predicted tokens only)"))
 
 
 @pytest.mark.task5_2
@@ -131,4 +133,6 @@ def test_float32_and_flat_inputs(impl):
     flat = mlm_loss(Tensor(logits.reshape(-1, logits.shape[-1])), labels.reshape(-1)).item()
     full = mlm_loss(Tensor(logits), labels).item()
     ref = _reference(logits.astype(np.float64), labels)
-    assert flat == pytest.approx(ref, rel=1e-5) and full == pytest.approx(ref, rel=1e-5)
+    assert flat == pytest.approx(ref, rel=1e-5) and full == pytest.approx(ref, rel=1e-5), \
+        (f"float32 logits: expected {ref:.6f} for both (N, V) and (B, T, V) inputs, got {flat:.6f} (flat) "
+         f"and {full:.6f} (batched)")

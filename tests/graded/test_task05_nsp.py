@@ -1,4 +1,4 @@
-"""Graded tests of Task 5.3: truncate_seq_pair and BERT's NSP instances (SPEC §1, google-research/bert
+"""Graded tests of Task 5.3: truncate_seq_pair and BERT's NSP instances (google-research/bert
 ``create_instances_from_document``).
 
 Every token id of the test corpora is unique, so each token of an instance can be traced back to its
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 MOD = "task05_bert.nsp"
 CLS, SEP = 1, 2
-SETTINGS = settings(deadline=None, max_examples=100,
+SETTINGS = settings(deadline=None, report_multiple_bugs=False, max_examples=100,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])  # impl is stateless
 
 
@@ -46,8 +46,10 @@ def test_truncate_keeps_contiguous_pieces_and_returns_new_lists(impl, na, nb, m,
     a_in, b_in = list(a0), list(b0)
     a, b = impl(MOD).truncate_seq_pair(a_in, b_in, m, rng=np.random.default_rng(seed))
     assert a_in == a0 and b_in == b0, "truncate_seq_pair modified its inputs: return new lists"
-    assert isinstance(a, list) and isinstance(b, list)
-    assert len(a) + len(b) == min(na + nb, m)
+    assert isinstance(a, list) and isinstance(b, list), \
+        f"truncate_seq_pair should return two lists, got {type(a).__name__} and {type(b).__name__}"
+    assert len(a) + len(b) == min(na + nb, m), \
+        f"truncating {na} + {nb} tokens to max {m} should keep {min(na + nb, m)} tokens, kept {len(a)} + {len(b)}"
     for got, orig in ((a, a0), (b, b0)):
         if got:  # a contiguous piece: orig[i : i + len(got)]
             i = orig.index(got[0])
@@ -113,7 +115,7 @@ def test_instance_layout_and_segment_ids(impl):
     before = copy.deepcopy(docs)
     out = instances(impl, docs, 0, max_seq_length=24)
     assert docs == before, "create_nsp_instances modified its input"
-    assert len(out) >= 30
+    assert len(out) >= 30, f"30 documents should give at least 30 instances, got {len(out)}"
     for inst in out:
         a, b = split(inst)
         want = [0] * (len(a) + 2) + [1] * (len(b) + 1)  # [CLS] A [SEP] -> 0;  B [SEP] -> 1
@@ -130,7 +132,9 @@ def test_no_instance_longer_than_max_seq_length(impl):
         out = instances(impl, docs, max_len, max_seq_length=max_len)
         lengths = [len(inst.input_ids) for inst in out]
         assert max(lengths) <= max_len, f"an instance has {max(lengths)} tokens > max_seq_length={max_len}"
-        assert max(lengths) == max_len  # long sentences: some instances are cut exactly to the limit
+        assert max(lengths) == max_len, \
+            (f"with long sentences some instance should be cut to exactly max_seq_length={max_len}, the longest "
+             f"has {max(lengths)}: fill the target length")  # long sentences: some instances are cut exactly to the limit
 
 
 @pytest.mark.task5_3
@@ -151,7 +155,8 @@ def test_isnext_continues_the_document_and_notnext_comes_from_another(impl):
             assert doc_b == doc_a, "an IsNext instance (is_random_next=False) took B from another document"
             assert max(where[t][1] for t in a) < min(where[t][1] for t in b), "IsNext: B does not follow A"
         kinds.add(inst.is_random_next)
-    assert kinds == {True, False}
+    assert kinds == {True, False}, \
+        f"over 40 documents there should be both IsNext and NotNext instances, got only is_random_next in {kinds}"
 
 
 @pytest.mark.task5_3
@@ -174,7 +179,9 @@ def test_one_sentence_chunks_are_notnext_and_unused_sentences_are_put_back(impl)
                 "after a NotNext pair the unused sentence must be put back and used as A")
             assert insts[1][2], "a chunk of one sentence must be NotNext"
         else:
-            assert len(insts) == 1 and insts[0][1] == s1
+            assert len(insts) == 1 and insts[0][1] == s1, \
+                ("an IsNext pair from a two-sentence chunk must be A = s0, B = s1, and the document gives "
+                 "no other instance")
 
 
 @pytest.mark.task5_3
@@ -185,7 +192,9 @@ def test_notnext_half_of_the_time_when_there_is_a_choice(impl):
     # the instances whose A is a document's first sentence came from a two-sentence chunk
     first = [inst.is_random_next for inst in out if where[split(inst)[0][0]][1] == 0]
     n = len(first)
-    assert n == len(docs)
+    assert n == len(docs), \
+        (f"every one of the {len(docs)} two-sentence documents should give one instance starting at its first "
+         f"sentence, got {n}")
     share = np.mean(first)
     assert abs(share - 0.5) < 4 * np.sqrt(0.25 / n), \
         f"NotNext share {share:.3f} among the chunks of two sentences, expected 0.5"

@@ -82,7 +82,7 @@ def test_random_tokens_come_from_the_non_special_vocabulary(impl):
     inputs = np.concatenate([mask(ids, rng=rng)[0] for _ in range(40)])    # ~10,000 random draws
     rand = inputs[inputs != MASK]
     assert rand.min() >= NSPECIAL, f"a random token {rand.min()} is special (< nspecial={NSPECIAL})"
-    assert rand.max() < V
+    assert rand.max() < V, f"a random token {rand.max()} is outside the vocabulary (must be < vocab_size={V})"
     counts = np.bincount(rand, minlength=V)[NSPECIAL:].astype(float)       # uniform over [5, 50)
     df = counts.size - 1
     stat = _chi2(counts, np.full(counts.size, 1 / counts.size))
@@ -101,11 +101,15 @@ def test_targets_are_original_where_masked_and_pad_elsewhere(impl):
                                      prob=0.3, pad_id=PAD)
     assert np.array_equal(ids, keep), "roberta_mask wrote into the caller's array"
     masked = targets != PAD
-    assert masked.sum() in (120, 121)
-    assert np.all(targets[masked] == ids[masked])
-    assert set(np.unique(targets[~masked]).tolist()) == {PAD}
+    assert masked.sum() in (120, 121), \
+        ("prob=0.3 of 400 tokens must choose exactly int(0.3·400 + u) = 120 or 121 positions (fairseq), "
+         f"got {masked.sum()}")
+    assert np.all(targets[masked] == ids[masked]), "at a chosen position the target must be the original token"
+    assert set(np.unique(targets[~masked]).tolist()) == {PAD}, \
+        "at a position that is not chosen the target must be pad_id"
     assert np.all(inputs[~masked] == ids[~masked]), "an unmasked position changed"
-    assert inputs.shape == targets.shape == ids.shape
+    assert inputs.shape == targets.shape == ids.shape, \
+        f"inputs and targets must have the shape of ids {ids.shape}, got {inputs.shape} and {targets.shape}"
 
 
 @pytest.mark.task6_1
@@ -113,7 +117,8 @@ def test_targets_are_original_where_masked_and_pad_elsewhere(impl):
 def test_dynamic_mask_rng_is_reproducible_and_distinct(impl):
     m = impl(MOD)
     g = m.dynamic_mask_rng(7, 3, 5)
-    assert isinstance(g, np.random.Generator)
+    assert isinstance(g, np.random.Generator), \
+        f"dynamic_mask_rng(seed, epoch, index) must return a numpy Generator, got {type(g).__name__}"
     draw = lambda s, e, i: m.dynamic_mask_rng(s, e, i).random(8)
     assert np.array_equal(draw(7, 3, 5), draw(7, 3, 5)), "same (seed, epoch, index), different draws"
     keys = [(7, 3, 5), (7, 4, 5), (7, 3, 6), (8, 3, 5), (7, 5, 3), (0, 1, 2), (0, 2, 1), (1, 0, 2), (0, 0, 3)]

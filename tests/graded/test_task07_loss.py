@@ -118,7 +118,8 @@ def test_generator_reads_masked_input_and_mlm_loss_on_masked_positions(impl):
     masked, gen_inputs = out["masked"], out["generator_inputs"]
     assert np.array_equal(gen_inputs[~masked], ids[~masked]) and (gen_inputs[masked] == MASK).any(), \
         "generator_inputs should be the [MASK]ed ids from the given masking step"
-    assert np.array_equal(out["mlm_labels"], np.where(masked, ids, -100))
+    assert np.array_equal(out["mlm_labels"], np.where(masked, ids, -100)), \
+        "mlm_labels should be the original id at the masked positions and -100 elsewhere"
     again = model.generator(gen_inputs, mask).data
     assert np.allclose(out["mlm_logits"].data, again, atol=1e-5), \
         "mlm_logits are not the generator's output on the [MASK]ed input"
@@ -192,10 +193,13 @@ def test_tie_shares_the_embedding_parameters_themselves(impl):
         cfg, gen, disc = _pair(**kw)
         before = {id(p) for p in gen.parameters()} | {id(p) for p in disc.parameters()}
         result = impl(MOD).tie_embeddings(gen, disc)
-        assert result is None
+        assert result is None, \
+            f"tie_embeddings changes the two models in place and returns None, got {type(result).__name__}"
         g = dict(gen.embeddings.named_parameters())
         d = dict(disc.embeddings.named_parameters())
-        assert g.keys() == d.keys()
+        assert g.keys() == d.keys(), \
+            ("after tying, the generator and the discriminator must have the same embedding parameters, "
+             f"got {sorted(g)} and {sorted(d)}")
         for name in d:
             assert g[name] is d[name], f"generator embeddings.{name} is not the discriminator's Parameter (a copy?)"
         assert gen.lm_head.decoder.weight is disc.embeddings.word_embeddings.weight, \
@@ -225,4 +229,4 @@ def test_both_losses_update_one_table(impl):
     table.data -= 0.5 * (grads[0] + grads[1])                    # one SGD step on L_MLM + L_Disc
     assert np.array_equal(gen.embeddings.word_embeddings.weight.data, table.data), \
         "after an update the generator still reads the old table"
-    assert not np.array_equal(old, table.data)
+    assert not np.array_equal(old, table.data), "test set-up: the SGD step on the shared table should change it"

@@ -55,11 +55,13 @@ def test_specials_padding_and_mask_tokens_never_chosen(impl):
     inputs, masked, labels = electra_mask(ids, mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng,
                                           mask_prob=0.5)
     assert np.array_equal(ids, keep), "electra_mask wrote into the caller's array"
-    assert masked.dtype == bool and masked.shape == ids.shape
+    assert masked.dtype == bool and masked.shape == ids.shape, \
+        f"masked must be a bool array of the ids' shape {ids.shape}, got {masked.dtype} {masked.shape}"
     never = np.isin(ids, (PAD, CLS, SEP, MASK))
     assert not masked[never].any(), "a special, padding or [MASK] position was chosen"
-    assert np.array_equal(inputs[never], ids[never])
-    assert masked.sum() > 10_000
+    assert np.array_equal(inputs[never], ids[never]), "a special, padding or [MASK] token changed in the inputs"
+    assert masked.sum() > 10_000, \
+        f"mask_prob=0.5 on 2000 rows should mask well over 10,000 positions, masked {masked.sum()}"
 
 
 @pytest.mark.task7_1
@@ -72,7 +74,9 @@ def test_count_is_n_draws_with_replacement_from_non_pad_length(impl):
     ids = _rows(3000, 38, 20, rng)                                    # T = 60
     _, masked, _ = electra_mask(ids, mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng)
     counts = masked.sum(axis=1)
-    assert counts.max() <= 6 and counts.min() >= 1
+    assert counts.max() <= 6 and counts.min() >= 1, \
+        ("40 non-pad tokens give n = round(40·0.15) = 6 draws with replacement: 1..6 masked per row, got "
+         f"{counts.min()}..{counts.max()} (count pads out of the length)")
     C, n = 38, 6
     expected = C * (1 - (1 - 1 / C) ** n)
     se = counts.std() / np.sqrt(counts.size)
@@ -84,7 +88,7 @@ def test_count_is_n_draws_with_replacement_from_non_pad_length(impl):
     _, masked2, _ = electra_mask(ids[:500], mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng,
                                  max_predictions=2)
     assert masked2.sum(axis=1).max() <= 2, "max_predictions is not respected"
-    assert masked2.sum(axis=1).min() >= 1
+    assert masked2.sum(axis=1).min() >= 1, "with max_predictions=2 every row must still mask at least one position"
 
 
 @pytest.mark.task7_1
@@ -96,7 +100,8 @@ def test_85_percent_mask_15_percent_original_and_no_random_token(impl):
     inputs, masked, labels = electra_mask(ids, mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng,
                                           max_predictions=4)
     chosen_in, chosen_orig = inputs[masked], ids[masked]
-    assert chosen_in.size > 20_000
+    assert chosen_in.size > 20_000, \
+        f"6000 rows with max_predictions=4 should mask over 20,000 positions, masked {chosen_in.size}"
     assert np.all((chosen_in == MASK) | (chosen_in == chosen_orig)), \
         "a masked position holds a token that is neither [MASK] nor the original (ELECTRA has no random 10%)"
     _assert_rate(int((chosen_in == MASK).sum()), chosen_in.size, 0.85, "[MASK] share of the masked positions")
@@ -110,12 +115,16 @@ def test_labels_and_one_dimensional_input(impl):
     rng = np.random.default_rng(23)
     ids = _rows(200, 30, 5, rng)
     _, masked, labels = electra_mask(ids, mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng)
-    assert np.array_equal(labels[masked], ids[masked])
+    assert np.array_equal(labels[masked], ids[masked]), "labels must be the original id at every masked position"
     assert np.all(labels[~masked] == -100), "labels must be -100 where nothing is masked"
     one = ids[0].copy()
     inputs1, masked1, labels1 = electra_mask(one, mask_id=MASK, special_ids=SPECIAL, pad_id=PAD, rng=rng)
-    assert inputs1.shape == masked1.shape == labels1.shape == one.shape
-    assert 1 <= masked1.sum() <= 5 and np.array_equal(one, ids[0])
+    assert inputs1.shape == masked1.shape == labels1.shape == one.shape, \
+        (f"a 1-D (30,) input must give 1-D inputs, masked and labels, got {np.shape(inputs1)}, {np.shape(masked1)}, "
+         f"{np.shape(labels1)}")
+    assert 1 <= masked1.sum() <= 5 and np.array_equal(one, ids[0]), \
+        ("a 1-D row of 30 tokens should mask 1..5 positions (round(30·0.15) draws) and leave the input untouched; "
+         f"masked {masked1.sum()}")
 
 
 # ---------------------------------------------------------------- sample_from_logits
@@ -130,7 +139,8 @@ def test_samples_follow_softmax_not_argmax(impl):
     rng = np.random.default_rng(24)
     logits = np.tile(LOGITS, (20_000, 1))
     s = sample(logits, rng=rng)
-    assert s.shape == (20_000,) and np.issubdtype(s.dtype, np.integer)
+    assert s.shape == (20_000,) and np.issubdtype(s.dtype, np.integer), \
+        f"sample_from_logits on (20000, 5) logits should return (20000,) integer ids, got {s.shape} {s.dtype}"
     _chi2_ok(np.bincount(s, minlength=5), _softmax(LOGITS), "samples vs softmax(logits)")
 
 
@@ -156,7 +166,8 @@ def test_disallow_ids_and_batch_shape(impl):
     true = rng.integers(0, 5, size=(400, 50))
     s = sample(logits, rng=rng, disallow_ids=true)
     assert np.array_equal(logits, keep), "sample_from_logits changed the logits"
-    assert s.shape == (400, 50)
+    assert s.shape == (400, 50), \
+        f"sample_from_logits on (400, 50, 5) logits should return (400, 50) ids, got {s.shape}"
     assert not np.any(s == true), "a disallowed (true) token was sampled"
     rows = true == 0                                                  # the others follow the renormalised softmax
     _chi2_ok(np.bincount(s[rows], minlength=5)[1:], _softmax(LOGITS[1:]), "samples with token 0 disallowed")
@@ -176,6 +187,8 @@ def test_a_sample_equal_to_the_original_is_labelled_original(impl):
     got = labels_of(original, corrupted, masked)
     assert np.issubdtype(np.asarray(got).dtype, np.integer), "labels must be an integer array"
     assert np.array_equal(got, want), f"got {got.tolist()}, want {want.tolist()}"
-    assert np.array_equal(labels_of(original[0], corrupted[0], masked[0]), want[0])
+    assert np.array_equal(labels_of(original[0], corrupted[0], masked[0]), want[0]), \
+        "replaced_token_labels on one 1-D row should give that row's labels"
     # all masked, every sample right: nothing was replaced
-    assert not np.any(labels_of(original, original.copy(), np.ones_like(masked)))
+    assert not np.any(labels_of(original, original.copy(), np.ones_like(masked))), \
+        "when every masked sample equals the original nothing was replaced: every label must be 0"

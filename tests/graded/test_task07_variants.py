@@ -32,7 +32,9 @@ def _targets(impl, objective, **kw):
     for k, v in args.items():
         assert np.array_equal(v, keep[k]), f"variant_targets wrote into {k}"
     labels, weights = np.asarray(labels), np.asarray(weights)
-    assert labels.shape == weights.shape == ORIGINAL.shape
+    assert labels.shape == weights.shape == ORIGINAL.shape, \
+        (f"variant_targets({objective!r}) should return labels and weights of shape {ORIGINAL.shape}, got "
+         f"{labels.shape} and {weights.shape}")
     assert weights.dtype == bool, "weights should be a bool array"
     return labels, weights
 
@@ -57,7 +59,7 @@ def test_replace_mlm_predicts_the_original_at_every_masked_position(impl):
     assert np.array_equal(labels, expected), (
         f"Replace MLM: the original token at every masked position (the correctly sampled ones too), "
         f"-100 elsewhere; got {labels.tolist()}")
-    assert np.array_equal(weights, MASKED)
+    assert np.array_equal(weights, MASKED), "Replace MLM weighs exactly the masked positions"
 
 
 @pytest.mark.task7_3
@@ -68,7 +70,7 @@ def test_all_tokens_mlm_predicts_every_real_token(impl):
     assert np.array_equal(labels, expected), (
         f"All-Tokens MLM: the original token at every real position (masked or not), -100 on padding; "
         f"got {labels.tolist()}")
-    assert np.array_equal(weights, REAL.astype(bool))
+    assert np.array_equal(weights, REAL.astype(bool)), "All-Tokens MLM weighs every real (non-padding) position"
 
 
 @pytest.mark.task7_3
@@ -87,7 +89,10 @@ def test_variant_targets_on_random_batches(impl):
                   "all_tokens_mlm": (np.where(real, original, -100), real)}
         for objective, (labels, weights) in expect.items():
             got_l, got_w = impl(MOD).variant_targets(objective, original, corrupted, masked, real.astype(int))
-            assert np.array_equal(got_l, labels) and np.array_equal(got_w, weights), objective
+            assert np.array_equal(got_l, labels) and np.array_equal(got_w, weights), \
+                (f"variant_targets({objective!r}) on a random ({B}, {T}) case: expected labels {labels.tolist()} and "
+                 f"weights {weights.astype(int).tolist()}, got {np.asarray(got_l).tolist()} and "
+                 f"{np.asarray(got_w).astype(int).tolist()}")
 
 
 # ---------------------------------------------------------------- copy_mlm_loss
@@ -174,10 +179,14 @@ def test_the_model_trains_each_variant_on_its_positions(impl, monkeypatch):
         if objective == "electra15":
             z, y = out["disc_logits"].data, out["disc_labels"]
             bce = np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))
-            assert np.isclose(out["disc_loss"].item(), bce[m].sum() / (m.sum() + 1e-6), rtol=1e-5), objective
+            assert np.isclose(out["disc_loss"].item(), bce[m].sum() / (m.sum() + 1e-6), rtol=1e-5), \
+                "electra15: the discriminator's BCE should be averaged over the masked positions only"
         else:
             where = m if objective == "replace_mlm" else mask
-            assert np.array_equal(out["main_labels"], np.where(where, ids, -100)), objective
+            assert np.array_equal(out["main_labels"], np.where(where, ids, -100)), \
+                (f"{objective}: the model's main_labels should be the original ids at the "
+                 f"{'masked' if objective == 'replace_mlm' else 'real'} positions and -100 elsewhere (variant_targets)")
         assert np.isclose(out["loss"].item(), out["mlm_loss"].item()
-                          + (50.0 if objective == "electra15" else 1.0) * out["disc_loss"].item(), rtol=1e-5)
+                          + (50.0 if objective == "electra15" else 1.0) * out["disc_loss"].item(), rtol=1e-5), \
+            f"{objective}: loss should be mlm_loss + λ·disc_loss with λ = 50 for electra15 (1 for the MLM variants)"
         assert np.array_equal(x[~m], ids[~m]), "every variant reads the generator-corrupted ids"

@@ -80,7 +80,9 @@ def test_matches_the_two_stream_update(impl):
     got_h, got_g = _run(fn, layer, h, g, content, perm)
     with no_grad():
         want_h, want_g = _expected(layer, Tensor(h), Tensor(g), content, perm)
-    assert got_h.shape == h.shape and got_g.shape == g.shape
+    assert got_h.shape == h.shape and got_g.shape == g.shape, \
+        (f"two_stream_layer should return h and g of their input shapes {h.shape} and {g.shape}, got {got_h.shape} "
+         f"and {got_g.shape}")
     np.testing.assert_allclose(got_h, want_h.data, rtol=1e-9, atol=1e-12,
                                err_msg="content stream: h = h + Attn(Q=LN1(h), KV=LN1(h), content_mask), then the MLP")
     np.testing.assert_allclose(got_g, want_g.data, rtol=1e-9, atol=1e-12,
@@ -93,10 +95,13 @@ def test_matches_the_two_stream_update(impl):
     got_h, got_g = _run(fn, layer, h, g3, content, query)
     with no_grad():
         want_h, want_g = _expected(layer, Tensor(h), Tensor(g3), content, query)
-    assert got_g.shape == (B, 3, C)
-    np.testing.assert_allclose(got_h, want_h.data, rtol=1e-9, atol=1e-12)
+    assert got_g.shape == (B, 3, C), \
+        f"with a query stream of 3 rows (one per target) g should stay (B, 3, C) = {(B, 3, C)}, got {got_g.shape}"
+    np.testing.assert_allclose(got_h, want_h.data, rtol=1e-9, atol=1e-12,
+        err_msg="with a 3-row query stream the content stream h must not change (it attends with content_mask only)")
     np.testing.assert_allclose(got_g, want_g.data, rtol=1e-9, atol=1e-12,
-                               err_msg="query stream with P != T rows: queries from LN1(g), keys and values from LN1(h)")
+                               err_msg=("query stream with P != T rows: queries from LN1(g), keys and values "
+                                        "from LN1(h)"))
 
 
 @pytest.mark.task8_2
@@ -139,7 +144,9 @@ def test_keys_and_values_come_from_the_content_stream(impl):
             assert np.array_equal(new_g[b, others], base_g[b, others]), (
                 f"changing query row {j} changed other query rows: the query stream's keys and values "
                 "must come from the content stream h (kv=h), not from g")
-            assert not np.allclose(new_g[b, j], base_g[b, j])  # the residual: g_j itself moves
+            assert not np.allclose(new_g[b, j], base_g[b, j]), \
+                (f"changing query row {j} did not change g[{j}]: the query stream keeps its residual, g = "
+                 "g + Attn(...)")  # the residual: g_j itself moves
 
 
 @pytest.mark.task8_2
@@ -155,13 +162,15 @@ def test_content_stream_hides_later_targets(impl):
             h2[b, j] += rng.standard_normal(C)
             new_h, _ = _run(fn, layer, h2, g, content, perm)
             blind = content[b, :, j]                     # rows that may not see position j
-            assert blind.any()
+            assert blind.any(), "test set-up: some row should be blind to each target"
             assert np.array_equal(new_h[b, blind], base_h[b, blind]), (
                 f"content rows {np.flatnonzero(blind).tolist()} changed when target {j} did: the "
                 "content stream must attend with content_mask (no context sees a target, no target "
                 "sees a later one)")
             may_see = ~content[b, :, j]
-            assert not np.allclose(new_h[b, may_see], base_h[b, may_see])
+            assert not np.allclose(new_h[b, may_see], base_h[b, may_see]), \
+                (f"changing target {j} changed none of the content rows allowed to see it: attend with ~content_mask "
+                 "(True = may NOT attend)")
 
 
 @pytest.mark.task8_2

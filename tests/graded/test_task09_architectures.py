@@ -31,7 +31,9 @@ def test_encoder_decoder_mask_shapes(impl):
     enc, dec, cross = f(7, 5, src_pad, tgt_pad)
     for m, shape in ((enc, (3, 1, 7, 7)), (dec, (3, 1, 5, 5)), (cross, (3, 1, 5, 7))):
         m = np.asarray(m)
-        assert m.dtype == bool and m.shape == shape
+        assert m.dtype == bool and m.shape == shape, \
+            ("encoder_decoder_masks(7, 5, ...) should give bool masks enc (3, 1, 7, 7), dec (3, 1, 5, 5), "
+             f"cross (3, 1, 5, 7) (True = may attend); one was {m.dtype} {m.shape}, expected {shape}")
 
 
 @pytest.mark.task9_2
@@ -42,7 +44,9 @@ def test_encoder_fully_visible_except_source_padding(impl):
     src_pad, tgt_pad = pads(rng, 4, 9), pads(rng, 4, 6)
     enc = np.broadcast_to(f(9, 6, src_pad, tgt_pad)[0], (4, 1, 9, 9))
     expected = np.broadcast_to(~src_pad[:, None, None, :], (4, 1, 9, 9))
-    np.testing.assert_array_equal(enc, expected)  # every query sees every real source token, both ways
+    np.testing.assert_array_equal(enc, expected,
+        err_msg=("encoder mask: every query sees every real source token both ways (True = may attend), "
+                 "and no padded source key"))  # every query sees every real source token, both ways
 
 
 @pytest.mark.task9_2
@@ -55,7 +59,8 @@ def test_decoder_is_causal(impl):
     i, j = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
     assert not dec[:, :, j > i].any(), "a target position sees a later target token"
     expected = (j <= i)[None, None] & ~tgt_pad[:, None, None, :]
-    np.testing.assert_array_equal(dec, expected)
+    np.testing.assert_array_equal(dec, expected,
+        err_msg="decoder mask: causal (j <= i) and never a padded target key")
 
 
 @pytest.mark.task9_2
@@ -64,10 +69,12 @@ def test_cross_attention_ignores_source_padding(impl):
     f = impl(MOD).encoder_decoder_masks
     rng = np.random.default_rng(3)
     src_pad, tgt_pad = pads(rng, 5, 7), pads(rng, 5, 4)
-    assert src_pad.any()
+    assert src_pad.any(), "test set-up: the source should have padding"
     cross = np.broadcast_to(f(7, 4, src_pad, tgt_pad)[2], (5, 1, 4, 7))
     expected = np.broadcast_to(~src_pad[:, None, None, :], (5, 1, 4, 7))
-    np.testing.assert_array_equal(cross, expected)  # all real source tokens, never a padded one
+    np.testing.assert_array_equal(cross, expected,
+        err_msg=("cross-attention mask: every target query sees every real source token, never a padded "
+                 "one (and no causal part)"))  # all real source tokens, never a padded one
 
 
 @pytest.mark.task9_2
@@ -78,8 +85,10 @@ def test_encoder_decoder_masks_do_not_mutate(impl):
     src_pad, tgt_pad = pads(rng, 3, 5), pads(rng, 3, 5)
     keep = src_pad.copy(), tgt_pad.copy()
     f(5, 5, src_pad, tgt_pad)
-    np.testing.assert_array_equal(src_pad, keep[0])
-    np.testing.assert_array_equal(tgt_pad, keep[1])
+    np.testing.assert_array_equal(src_pad, keep[0],
+        err_msg="encoder_decoder_masks modified src_pad in place")
+    np.testing.assert_array_equal(tgt_pad, keep[1],
+        err_msg="encoder_decoder_masks modified tgt_pad in place")
 
 
 # -- language model and prefix LM ------------------------------------------------------------------
@@ -90,9 +99,12 @@ def test_causal_lm_mask(impl):
     f = impl(MOD).causal_lm_mask
     for T in (1, 2, 5, 9):
         m = np.asarray(f(T))
-        assert m.shape == (T, T) and m.dtype == bool
-        np.testing.assert_array_equal(m, np.tril(np.ones((T, T), bool)))
-    assert np.asarray(f(0)).shape == (0, 0)
+        assert m.shape == (T, T) and m.dtype == bool, \
+            f"causal_lm_mask({T}) should be a ({T}, {T}) bool mask, got {m.dtype} {m.shape}"
+        np.testing.assert_array_equal(m, np.tril(np.ones((T, T), bool)),
+            err_msg=(f"causal_lm_mask({T}) should be lower-triangular with the diagonal (True = may attend): "
+                     "np.tril(ones)"))
+    assert np.asarray(f(0)).shape == (0, 0), "causal_lm_mask(0) should be an empty (0, 0) mask"
 
 
 @pytest.mark.task9_2
@@ -102,7 +114,8 @@ def test_prefix_visible_both_ways(impl):
     T = 9
     for P in range(2, T + 1):
         m = np.asarray(f(T, P))
-        assert m.shape == (T, T) and m.dtype == bool
+        assert m.shape == (T, T) and m.dtype == bool, \
+            f"prefix_lm_mask({T}, {P}) should be a ({T}, {T}) bool mask, got {m.dtype} {m.shape}"
         assert m[:P, :P].all(), f"P={P}: a prefix position does not see the whole prefix (later ones too)"
         assert m[P:, :P].all(), f"P={P}: a target position does not see the whole prefix"
 
@@ -117,7 +130,8 @@ def test_prefix_lm_never_sees_the_future_target(impl):
         for i in range(T):
             for j in range(max(P, i + 1), T):
                 assert not m[i, j], f"P={P}: position {i} sees the later target position {j}"
-        np.testing.assert_array_equal(m, reference_prefix_mask(T, P))
+        np.testing.assert_array_equal(m, reference_prefix_mask(T, P),
+            err_msg=f"prefix_lm_mask({T}, {P}): the prefix (first P) is visible to everyone, the rest is causal")
 
 
 @pytest.mark.task9_2
@@ -125,9 +139,11 @@ def test_prefix_lm_never_sees_the_future_target(impl):
 def test_prefix_lm_limits(impl):
     f = impl(MOD).prefix_lm_mask
     causal = np.tril(np.ones((6, 6), bool))
-    np.testing.assert_array_equal(np.asarray(f(6, 0)), causal)
-    np.testing.assert_array_equal(np.asarray(f(6, 1)), causal)
-    assert np.asarray(f(6, 6)).all()
+    np.testing.assert_array_equal(np.asarray(f(6, 0)), causal,
+        err_msg="prefix_lm_mask(6, 0) (no prefix) must be the causal mask")
+    np.testing.assert_array_equal(np.asarray(f(6, 1)), causal,
+        err_msg="prefix_lm_mask(6, 1) (a one-token prefix) must equal the causal mask")
+    assert np.asarray(f(6, 6)).all(), "prefix_lm_mask(6, 6) (all prefix) must let every position see every other"
 
 
 # -- where the loss is counted ---------------------------------------------------------------------
@@ -142,7 +158,9 @@ def test_lm_labels_example(impl):
     labels = np.asarray(f(ids, np.array([3, 2]), np.array([6, 4])))
     N = -100
     np.testing.assert_array_equal(labels, [[N, N, 21, 22, 1, N, N, N],
-                                           [N, 41, 1, N, N, N, N, N]])
+                                           [N, 41, 1, N, N, N, N, N]],
+        err_msg=("lm_labels: label t is ids[t + 1] where t + 1 is a target token (prefix ≤ t + 1 < length), "
+                 "-100 elsewhere"))
 
 
 @pytest.mark.task9_2
@@ -158,8 +176,9 @@ def test_lm_labels_only_target_tokens(impl):
         ids[np.arange(T)[None, :] >= lengths[:, None]] = 0
         before = ids.copy()
         labels = np.asarray(f(ids, prefix, lengths))
-        np.testing.assert_array_equal(ids, before)             # not mutated
-        assert labels.shape == (B, T)
+        np.testing.assert_array_equal(ids, before,
+            err_msg="lm_labels modified ids in place")             # not mutated
+        assert labels.shape == (B, T), f"lm_labels should return ({B}, {T}) labels, got {labels.shape}"
         for b in range(B):
             for t in range(T):
                 counted = prefix[b] <= t + 1 < lengths[b]
@@ -175,7 +194,8 @@ def test_lm_labels_only_target_tokens(impl):
 def test_lm_labels_custom_ignore_index(impl):
     f = impl(MOD).lm_labels
     labels = np.asarray(f(np.array([[7, 8, 9, 1]]), np.array([2]), np.array([4]), ignore_index=-1))
-    np.testing.assert_array_equal(labels, [[-1, 9, 1, -1]])
+    np.testing.assert_array_equal(labels, [[-1, 9, 1, -1]],
+        err_msg="lm_labels(..., ignore_index=-1) must use -1 where nothing is predicted, not -100")
 
 
 # -- the masks in a model: one code path, two architectures ----------------------------------------
@@ -197,7 +217,9 @@ def test_prefix_lm_model_with_these_masks(impl):
                              rng=np.random.default_rng(0))
             run = lambda x: model(x, np.array([4]))["logits"].data  # noqa: E731
             base, pre, tgt = run(ids), run(changed_prefix), run(changed_target)
-            np.testing.assert_array_equal(base[0, :6], tgt[0, :6])  # positions < 6 never see token 6
+            np.testing.assert_array_equal(base[0, :6], tgt[0, :6],
+                err_msg=(f"{arch}: changing the target token at position 6 changed the logits of an earlier "
+                         "position: a target must never see later tokens"))  # positions < 6 never see token 6
             moved = np.abs(base[0, :3] - pre[0, :3]).max()
             if arch == "prefixlm":
                 assert moved > 1e-6, "prefix positions must see the later prefix tokens"

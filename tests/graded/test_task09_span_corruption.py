@@ -57,10 +57,15 @@ def test_noise_mask_counts(impl):
         for length in range(2, 160, 3):
             mask = np.asarray(mask_fn(length, rng=rng, noise_density=density,
                                       mean_noise_span_length=mu))
-            assert mask.shape == (length,) and mask.dtype == bool
+            assert mask.shape == (length,) and mask.dtype == bool, \
+                f"random_spans_noise_mask({length}) should be a ({length},) bool mask, got {mask.dtype} {mask.shape}"
             n, k = expected_counts(length, density, mu)
-            assert mask.sum() == n, (length, density, mu)
-            assert len(runs(mask)) == k, (length, density, mu)
+            assert mask.sum() == n, \
+                (f"random_spans_noise_mask({length}, noise_density={density}, mean_noise_span_length={mu}): "
+                 f"expected round({length}·{density}) = {n} noise tokens, got {mask.sum()}")
+            assert len(runs(mask)) == k, \
+                (f"random_spans_noise_mask({length}, noise_density={density}, mean_noise_span_length={mu}): "
+                 f"expected {k} noise spans (round(noise / mean span), at least 1), got {len(runs(mask))}")
 
 
 @pytest.mark.task9_1
@@ -71,7 +76,8 @@ def test_noise_mask_first_token_clean_last_token_noise(impl):
     for _ in range(300):
         length = int(rng.integers(2, 80))
         mask = np.asarray(mask_fn(length, rng=rng))
-        assert not mask[0] and mask[-1], mask.astype(int)
+        assert not mask[0] and mask[-1], \
+            f"random_spans_noise_mask({length}): the first token must be clean and the last noise, got {mask.astype(int)}"
 
 
 @pytest.mark.task9_1
@@ -79,9 +85,11 @@ def test_noise_mask_first_token_clean_last_token_noise(impl):
 def test_noise_mask_edge_cases(impl):
     mask_fn = impl(MOD).random_spans_noise_mask
     rng = np.random.default_rng(2)
-    assert np.array_equal(mask_fn(1, rng=rng), [False])  # built for 2, cut to 1: no noise
-    assert np.array_equal(mask_fn(2, rng=rng), [False, True])
-    assert not np.asarray(mask_fn(50, rng=rng, noise_density=0.0)).any()
+    assert np.array_equal(mask_fn(1, rng=rng), [False]), \
+        "random_spans_noise_mask(1) should be [False]: build it for length 2, then cut to 1"  # built for 2, cut to 1: no noise
+    assert np.array_equal(mask_fn(2, rng=rng), [False, True]), \
+        "random_spans_noise_mask(2) should be [False, True] (the first token clean, the last noise)"
+    assert not np.asarray(mask_fn(50, rng=rng, noise_density=0.0)).any(), "noise_density=0 must give no noise at all"
 
 
 @pytest.mark.task9_1
@@ -98,7 +106,9 @@ def test_noise_span_lengths_are_a_uniform_random_split(impl):
         clean_lengths += [n for _, n in runs(~mask)]
     for lengths, n in ((noise_lengths, 15), (clean_lengths, 85)):
         lengths = np.array(lengths)
-        assert lengths.size == 10_000
+        assert lengths.size == 10_000, \
+            (f"L=100 gives 5 spans of each kind per draw: expected 10,000 {'noise' if n == 15 else 'clean'} "
+             f"spans over 2000 draws, got {lengths.size}")
         pmf = np.array([math.comb(n - s - 1, 3) / math.comb(n - 1, 4) for s in range(1, n - 3)])
         counts = np.bincount(lengths, minlength=n - 3)[1:]
         # chi-square over bins with expected count >= 20, the tail pooled
@@ -108,8 +118,11 @@ def test_noise_span_lengths_are_a_uniform_random_split(impl):
         exp = np.append(expected[keep], expected[~keep].sum())
         chi2 = ((obs - exp) ** 2 / exp).sum()
         df = len(obs) - 1
-        assert chi2 < df + 6 * math.sqrt(2 * df) + 10, (n, chi2)  # above the 99.99% point
-        assert abs(lengths.mean() - n / 5) < 0.05 * n / 5
+        assert chi2 < df + 6 * math.sqrt(2 * df) + 10, \
+            (f"{n} tokens in 5 spans: the span lengths are not a uniform random split (chi2 = {chi2:.1f} on {df} "
+             "degrees of freedom): split with a random permutation of the boundaries")  # above the 99.99% point
+        assert abs(lengths.mean() - n / 5) < 0.05 * n / 5, \
+            f"{n} tokens in 5 spans: the mean span length should be {n / 5}, got {lengths.mean():.2f}"
 
 
 # -- span_corruption -------------------------------------------------------------------------------
@@ -130,24 +143,33 @@ def test_span_corruption_format(impl):
         ids = rng.permutation(np.arange(10, 10 + length))  # distinct, so the noise can be read off
         inputs, targets = corrupt(impl, ids, rng)
         noise = ~np.isin(ids, inputs)
-        np.testing.assert_array_equal(inputs, expected_format(ids, noise)[0])
-        np.testing.assert_array_equal(targets, expected_format(ids, noise)[1])
+        np.testing.assert_array_equal(inputs, expected_format(ids, noise)[0],
+            err_msg=("inputs should be the clean tokens with each noise span replaced by ONE sentinel (sentinel_ids[0], "
+                     "[1], ... in order), then EOS"))
+        np.testing.assert_array_equal(targets, expected_format(ids, noise)[1],
+            err_msg="targets should be each sentinel followed by the span it replaced, then EOS")
 
 
 @pytest.mark.task9_1
 @pytest.mark.points(1)
-def test_example_of_the_spec(impl):
-    """The SPEC's ``a b c d e f`` has 3 noise tokens in 2 spans, as density 0.5 with mean span 1.5
+def test_six_tokens_in_two_noise_spans(impl):
+    """Six tokens ``a b c d e f`` with 3 noise tokens in 2 spans (say ``{c d}, {f}``), as density 0.5 with mean span 1.5
     gives: both sides hold <extra_id_0> then <extra_id_1> (999, 998) and end with EOS."""
     rng = np.random.default_rng(5)
     for _ in range(50):
         ids = np.array([11, 12, 13, 14, 15, 16])
         inputs, targets = corrupt(impl, ids, rng, noise_density=0.5, mean_span_length=1.5)
-        assert inputs[-1] == EOS and targets[-1] == EOS
-        assert list(inputs[np.isin(inputs, SENTINELS)]) == [999, 998]
-        assert list(targets[np.isin(targets, SENTINELS)]) == [999, 998]
-        assert targets[0] == 999  # the targets open with <extra_id_0>
-        assert len(inputs) == 3 + 2 + 1 and len(targets) == 3 + 2 + 1
+        assert inputs[-1] == EOS and targets[-1] == EOS, "inputs and targets must both end with EOS"
+        assert list(inputs[np.isin(inputs, SENTINELS)]) == [999, 998], \
+            ("two noise spans: the inputs should hold <extra_id_0>, <extra_id_1> = 999, 998 in that order, "
+             f"got {inputs.tolist()}")
+        assert list(targets[np.isin(targets, SENTINELS)]) == [999, 998], \
+            f"two noise spans: the targets should hold 999 then 998, got {targets.tolist()}"
+        assert targets[0] == 999, \
+            f"the targets must open with <extra_id_0> = 999, got {targets.tolist()}"  # the targets open with <extra_id_0>
+        assert len(inputs) == 3 + 2 + 1 and len(targets) == 3 + 2 + 1, \
+            (f"3 clean + 2 sentinels + EOS: both sides should have 6 tokens, got inputs {inputs.tolist()}, "
+             f"targets {targets.tolist()}")
 
 
 @pytest.mark.task9_1
@@ -157,7 +179,8 @@ def test_inputs_and_targets_give_back_the_text(impl):
     for _ in range(200):
         ids = rng.integers(2, 900, size=int(rng.integers(1, 120)))
         inputs, targets = corrupt(impl, ids, rng)
-        np.testing.assert_array_equal(reconstruct(inputs, targets, SENTINELS, EOS), ids)
+        np.testing.assert_array_equal(reconstruct(inputs, targets, SENTINELS, EOS), ids,
+            err_msg="putting each target span back in place of its sentinel must give the original text")
 
 
 @pytest.mark.task9_1
@@ -170,12 +193,17 @@ def test_density_and_mean_span_over_many_draws(impl):
         length = int(rng.integers(20, 200))
         inputs, targets = corrupt(impl, np.arange(10, 10 + length), rng)
         k = int(np.isin(inputs, SENTINELS).sum())
-        assert k == int(np.isin(targets, SENTINELS).sum())
+        assert k == int(np.isin(targets, SENTINELS).sum()), \
+            (f"the inputs hold {k} sentinels but the targets {int(np.isin(targets, SENTINELS).sum())}: one "
+             "sentinel per span on both sides")
         n_noise = len(targets) - k - 1
-        assert len(inputs) == length - n_noise + k + 1  # each span merged into ONE sentinel
+        assert len(inputs) == length - n_noise + k + 1, \
+            "each noise span must be merged into ONE sentinel in the inputs (len = clean + spans + EOS)"  # each span merged into ONE sentinel
         noise_tokens, spans, total = noise_tokens + n_noise, spans + k, total + length
-    assert abs(noise_tokens / total - 0.15) < 0.005
-    assert abs(noise_tokens / spans - 3.0) < 0.1
+    assert abs(noise_tokens / total - 0.15) < 0.005, \
+        f"the noise share over many draws should be noise_density = 0.15, got {noise_tokens / total:.4f}"
+    assert abs(noise_tokens / spans - 3.0) < 0.1, \
+        f"the mean noise span length should be 3.0, got {noise_tokens / spans:.3f}"
 
 
 @pytest.mark.task9_1
@@ -183,11 +211,15 @@ def test_density_and_mean_span_over_many_draws(impl):
 def test_lengths_and_short_inputs(impl):
     rng = np.random.default_rng(8)
     inputs, targets = corrupt(impl, np.arange(10, 10 + 568), rng)
-    assert (len(inputs), len(targets)) == (512, 114)
+    assert (len(inputs), len(targets)) == (512, 114), \
+        f"568 tokens should give T5's 512 inputs and 114 targets, got ({len(inputs)}, {len(targets)})"
     inputs, targets = corrupt(impl, np.array([42]), rng)
-    assert list(inputs) == [42, EOS] and list(targets) == [999, EOS]
+    assert list(inputs) == [42, EOS] and list(targets) == [999, EOS], \
+        f"one token [42]: no noise, so inputs [42, EOS] and targets [999, EOS]; got {list(inputs)}, {list(targets)}"
     inputs, targets = corrupt(impl, np.array([42, 43]), rng)
-    assert list(inputs) == [42, 999, EOS] and list(targets) == [999, 43, EOS]
+    assert list(inputs) == [42, 999, EOS] and list(targets) == [999, 43, EOS], \
+        (f"[42, 43]: the last token is noise, so inputs [42, 999, EOS] and targets [999, 43, EOS]; got {list(inputs)}, "
+         f"{list(targets)}")
     with pytest.raises(MiniLMError):
         impl(MOD).span_corruption(np.arange(10, 110), sentinel_ids=SENTINELS[:2], eos_id=EOS,
                                   rng=rng)
@@ -199,9 +231,15 @@ def test_lengths_and_short_inputs(impl):
 @pytest.mark.points(2)
 def test_random_spans_helper_table(impl):
     helper = impl(MOD).random_spans_helper
-    assert tuple(helper(512, 0.15, 3.0)) == (568, 114)
-    assert tuple(helper(256, 0.15, 3.0)) == (284, 58)
-    assert tuple(helper(128, 0.15, 3.0)) == (141, 29)
+    assert tuple(helper(512, 0.15, 3.0)) == (568, 114), \
+        f"random_spans_helper(512, 0.15, 3.0) should be (568, 114) (T5's table), got {tuple(helper(512, 0.15, 3.0))}"
+    assert tuple(helper(256, 0.15, 3.0)) == (284, 58), \
+        f"random_spans_helper(256, 0.15, 3.0) should be (284, 58), got {tuple(helper(256, 0.15, 3.0))}"
+    assert tuple(helper(128, 0.15, 3.0)) == (141, 29), \
+        f"random_spans_helper(128, 0.15, 3.0) should be (141, 29), got {tuple(helper(128, 0.15, 3.0))}"
     # round half to even: 30 raw tokens give round(4.5) = 4 noise tokens in 1 span
-    assert tuple(helper(28, 0.15, 3.0)) == (30, 6)
-    assert tuple(helper(64, 0.15, 3.0)) == (70, 14)
+    assert tuple(helper(28, 0.15, 3.0)) == (30, 6), \
+        ("random_spans_helper(28, 0.15, 3.0) should be (30, 6): 30 raw tokens give round(4.5) = 4 noise "
+         f"tokens (round half to even), got {tuple(helper(28, 0.15, 3.0))}")
+    assert tuple(helper(64, 0.15, 3.0)) == (70, 14), \
+        f"random_spans_helper(64, 0.15, 3.0) should be (70, 14), got {tuple(helper(64, 0.15, 3.0))}"

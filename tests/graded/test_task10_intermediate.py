@@ -37,16 +37,20 @@ def test_cosine_loss_ignores_padding(impl):
                            * mask).sum() / mask.size)
     if np.isclose(got, zeros_counted):
         pytest.fail("the sum skipped padding but the divisor counted it: divide by the number of real positions")
-    np.testing.assert_allclose(got, _cos_loss(h_s, h_t, mask), rtol=1e-6)
+    np.testing.assert_allclose(got, _cos_loss(h_s, h_t, mask), rtol=1e-6,
+        err_msg="cosine_hidden_loss should be the mean of 1 − cos(h_s, h_t) over the real (mask = 1) positions")
     # whatever sits at the padded positions must not matter
     rng = np.random.default_rng(1)
     h_s2, h_t2 = h_s.copy(), h_t.copy()
     h_s2[~mask] = rng.normal(size=h_s2[~mask].shape) * 100
     h_t2[~mask] = rng.normal(size=h_t2[~mask].shape) * 100
-    np.testing.assert_allclose(float(cosine_hidden_loss(Tensor(h_s2), Tensor(h_t2), mask).item()), got, rtol=1e-6)
+    np.testing.assert_allclose(float(cosine_hidden_loss(Tensor(h_s2), Tensor(h_t2), mask).item()), got, rtol=1e-6,
+        err_msg="cosine_hidden_loss changed when only the padded positions changed: leave them out entirely")
     # no mask: every position counts; identical states give 0
-    np.testing.assert_allclose(float(cosine_hidden_loss(Tensor(h_s), Tensor(h_t), None).item()), everywhere, rtol=1e-6)
-    assert abs(float(cosine_hidden_loss(Tensor(h_t), Tensor(h_t), mask).item())) < 1e-9
+    np.testing.assert_allclose(float(cosine_hidden_loss(Tensor(h_s), Tensor(h_t), None).item()), everywhere, rtol=1e-6,
+        err_msg="cosine_hidden_loss with mask=None should average 1 − cos over every position")
+    assert abs(float(cosine_hidden_loss(Tensor(h_t), Tensor(h_t), mask).item())) < 1e-9, \
+        "identical student and teacher states must give a cosine loss of 0"
 
 
 @pytest.mark.task10_2
@@ -65,7 +69,8 @@ def test_cosine_loss_gradient(impl):
         hp[idx] += eps
         hm[idx] -= eps
         g[idx] = (_cos_loss(hp, h_t, mask) - _cos_loss(hm, h_t, mask)) / (2 * eps)
-    np.testing.assert_allclose(x.grad, g, rtol=1e-4, atol=1e-8)
+    np.testing.assert_allclose(x.grad, g, rtol=1e-4, atol=1e-8,
+        err_msg="the gradient of cosine_hidden_loss differs from finite differences (build it from Tensor ops)")
 
 
 @pytest.mark.task10_2
@@ -83,7 +88,8 @@ def test_hidden_mse_goes_through_the_projection(impl):
         pytest.fail("W_h was used transposed: W_h is (C_s, C_t) and multiplies on the right, H_s·W_h")
     if np.isclose(got, ((h_s @ W - h_t) ** 2).sum()):
         pytest.fail("the squared errors were summed: MSE is their mean over B·T·C_t")
-    np.testing.assert_allclose(got, ((h_s @ W - h_t) ** 2).mean(), rtol=1e-6)
+    np.testing.assert_allclose(got, ((h_s @ W - h_t) ** 2).mean(), rtol=1e-6,
+        err_msg="hidden_mse_loss should be mean((H_s·W_h − H_t)²) over B·T·C_t")
 
 
 @pytest.mark.task10_2
@@ -96,12 +102,15 @@ def test_hidden_mse_narrow_student_and_gradients(impl):
     xs, xw = Tensor(h_s.copy(), requires_grad=True), Tensor(W.copy(), requires_grad=True)
     teacher = Tensor(h_t.copy(), requires_grad=True)
     loss = hidden_mse_loss(xs, teacher, xw)
-    np.testing.assert_allclose(float(loss.item()), ((h_s @ W - h_t) ** 2).mean(), rtol=1e-6)
+    np.testing.assert_allclose(float(loss.item()), ((h_s @ W - h_t) ** 2).mean(), rtol=1e-6,
+        err_msg="hidden_mse_loss with a narrow student (C_s=3, C_t=6) should be mean((H_s·W_h − H_t)²)")
     loss.backward()
     r = 2 * (h_s @ W - h_t) / (B * T * Ct)                             # ∂L/∂(H_s W)
     assert xw.grad is not None, "W_h is learned: the gradient must reach it"
-    np.testing.assert_allclose(xw.grad, np.einsum("btc,btd->cd", h_s, r), rtol=1e-5, atol=1e-10)
-    np.testing.assert_allclose(xs.grad, r @ W.T, rtol=1e-5, atol=1e-10)
+    np.testing.assert_allclose(xw.grad, np.einsum("btc,btd->cd", h_s, r), rtol=1e-5, atol=1e-10,
+        err_msg="W_h.grad should be H_sᵀ·r with r = 2(H_s·W_h − H_t)/(B·T·C_t)")
+    np.testing.assert_allclose(xs.grad, r @ W.T, rtol=1e-5, atol=1e-10,
+        err_msg="H_s.grad should be r·W_hᵀ with r = 2(H_s·W_h − H_t)/(B·T·C_t)")
     assert teacher.grad is None or not np.any(teacher.grad), "the teacher's states are a fixed target: detach them"
 
 
@@ -125,16 +134,20 @@ def test_attention_mse_over_real_pairs(impl):
     keys_only = mask[:, None, None, :] & np.ones((B, 1, T, 1), bool)
     if np.isclose(got, float((((A_s - A_t) ** 2) * keys_only).sum() / (H * keys_only.sum()))):
         pytest.fail("only padded keys were left out: padded queries (rows) must go too")
-    np.testing.assert_allclose(got, _att_loss(A_s, A_t, mask), rtol=1e-6)
+    np.testing.assert_allclose(got, _att_loss(A_s, A_t, mask), rtol=1e-6,
+        err_msg=("attention_mse_loss should average (A_s − A_t)² over heads and the (query, key) pairs where "
+                 "both are real"))
     A_s2 = A_s.copy()
     pad = ~(mask[:, None, :, None] & mask[:, None, None, :]) & np.ones((B, H, T, T), bool)
     A_s2[pad] = 1e4
-    np.testing.assert_allclose(float(attention_mse_loss(Tensor(A_s2), Tensor(A_t), mask).item()), got, rtol=1e-6)
+    np.testing.assert_allclose(float(attention_mse_loss(Tensor(A_s2), Tensor(A_t), mask).item()), got, rtol=1e-6,
+        err_msg="attention_mse_loss changed when only padded pairs changed: leave them out entirely")
     x = Tensor(A_s.copy(), requires_grad=True)
     attention_mse_loss(x, Tensor(A_t), mask).backward()
     pairs = (mask[:, None, :, None] & mask[:, None, None, :]).astype(float)
     n_pairs = pairs.sum()                                                # Σ_b n_b² real (query, key) pairs
-    np.testing.assert_allclose(x.grad, 2 * (A_s - A_t) * pairs / (H * n_pairs), rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(x.grad, 2 * (A_s - A_t) * pairs / (H * n_pairs), rtol=1e-5, atol=1e-12,
+        err_msg="the gradient of attention_mse_loss should be 2(A_s − A_t)/(H·n_pairs) on real pairs, 0 elsewhere")
 
 
 def _bert_pair(n_teacher, n_student, seed=0):
@@ -154,7 +167,7 @@ def test_init_student_copies_the_chosen_layers(impl):
     before = teacher.state_dict()
     layer_map = [0, 2, 5]
     out = init_student_from_teacher(student, teacher, layer_map)
-    assert out is student
+    assert out is student, "init_student_from_teacher should return the student it filled in"
     for i, j in enumerate(layer_map):
         s_state = student.encoder.layer[i].state_dict()
         for k, v in s_state.items():
@@ -182,4 +195,6 @@ def test_init_student_runs_like_the_teacher_layers(impl):
     ids = np.array([[1, 5, 7, 2, 0]])
     mask = np.array([[1, 1, 1, 1, 0]])
     np.testing.assert_allclose(student(ids, None, mask)["last_hidden_state"].data,
-                               teacher(ids, None, mask)["last_hidden_state"].data, rtol=1e-5, atol=1e-6)
+                               teacher(ids, None, mask)["last_hidden_state"].data, rtol=1e-5, atol=1e-6,
+        err_msg=("a student made of all the teacher's layers [0, 1] must compute what the teacher does: "
+                 "copy every layer parameter and the embeddings"))

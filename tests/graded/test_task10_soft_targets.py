@@ -42,7 +42,8 @@ def test_soft_target_value_matches_the_definition(impl):
     for T in (1.0, 3.0, 7.0):
         p, q = _softmax(t / T), _softmax(s / T)
         got = soft_target_loss(Tensor(s), Tensor(t), T)
-        assert isinstance(got, Tensor) and got.data.size == 1
+        assert isinstance(got, Tensor) and got.data.size == 1, \
+            f"soft_target_loss should return a scalar Tensor, got {type(got).__name__} of size {np.size(getattr(got, 'data', got))}"
         value = float(got.item())
         if T > 1:
             if np.isclose(value, _kl(p, q)):
@@ -105,7 +106,7 @@ def test_no_gradient_reaches_the_teacher(impl):
     student = Tensor(s, requires_grad=True)
     teacher = Tensor(t, requires_grad=True)
     soft_target_loss(student, teacher, 2.0).backward()
-    assert student.grad is not None
+    assert student.grad is not None, "no gradient reached the student logits"
     assert teacher.grad is None or not np.any(teacher.grad), "the teacher is a fixed target: detach it"
 
 
@@ -146,4 +147,6 @@ def test_distillation_gradient(impl):
     _, g = _grad(distillation_loss, s, Tensor(t), y, T, alpha)
     onehot = np.eye(s.shape[1])[y]
     expected = alpha * T * (_softmax(s / T) - _softmax(t / T)) / N + (1 - alpha) * (_softmax(s) - onehot) / N
-    np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-12,
+        err_msg=("∂L/∂s should be α·T·(q_T − p_T)/N + (1 − α)·(softmax(s) − one-hot)/N: the soft term carries "
+                 "T² (so T·(q − p) after the 1/T), the hard term none"))

@@ -94,7 +94,8 @@ def test_pool_subwords(impl):
         assert np.shape(got) == (5,), f"how={how}: expected one vector (C,), got shape {np.shape(got)}"
         np.testing.assert_allclose(got, _pool(v, how), err_msg=f"how={how!r}")
     np.testing.assert_array_equal(v, before, err_msg="pool_subwords changed its input")
-    np.testing.assert_allclose(pool_subwords(v[:1], "mean"), v[0])
+    np.testing.assert_allclose(pool_subwords(v[:1], "mean"), v[0],
+        err_msg="pool_subwords of a single sub-word should return that sub-word's vector")
     with pytest.raises(ConfigError):
         pool_subwords(v, "first")
     with pytest.raises(ShapeError):
@@ -140,7 +141,8 @@ def test_aggregated_over_occurrences_with_fallback(impl):
     static_vectors = impl(MOD).static_vectors
     for f, g in (("mean", "mean"), ("last", "max"), ("max", "min")):
         got = np.asarray(static_vectors(WORDS, FakeTokenizer(), fake_encode, SENTENCES, pooling=f, combine=g))
-        assert got.shape == (N_STATES, len(WORDS), C)
+        assert got.shape == (N_STATES, len(WORDS), C), \
+            f"static_vectors should be (states, words, C) = {(N_STATES, len(WORDS), C)}, got {got.shape}"
         assert np.all(np.isfinite(got)), "a word that never occurs got a non-finite vector: fall back instead"
         decon = _decontextualised(WORDS, f)
         if np.allclose(got[:, :3], decon[:, :3]):

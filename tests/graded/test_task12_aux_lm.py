@@ -42,7 +42,9 @@ def test_lambda_zero_is_plain_finetuning(impl):
     gpt_finetune_loss = impl(MOD).gpt_finetune_loss
     logits, labels = _task(1)
     out = gpt_finetune_loss(Tensor(logits), labels, Tensor(np.array(123.0)), 0.0)
-    assert np.allclose(float(np.asarray(out.data)), _ce(logits, labels), atol=1e-6)
+    assert np.allclose(float(np.asarray(out.data)), _ce(logits, labels), atol=1e-6), \
+        (f"with λ = 0 the loss should be the task cross-entropy alone ({_ce(logits, labels):.6f}), got {float(np.asarray(out.data)):.6f}: "
+         "L = L_task + λ·L_LM")
 
 
 @pytest.mark.task12_1
@@ -78,9 +80,11 @@ def test_last_is_the_last_real_token(impl):
     hidden, mask, lengths = _padded(3)
     out = sequence_representation(Tensor(hidden), mask, "last")
     expected = hidden[np.arange(len(lengths)), lengths - 1]
-    assert out.shape == expected.shape
+    assert out.shape == expected.shape, \
+        f"sequence_representation('last') on (5, 8, 4) should be (5, 4), got {out.shape}"
     assert np.allclose(out.data, expected), "'last' must take h[b, n_b − 1], the last real token of each row"
-    assert not np.allclose(out.data, hidden[:, 0]) and not np.allclose(out.data, hidden[:, -1])
+    assert not np.allclose(out.data, hidden[:, 0]) and not np.allclose(out.data, hidden[:, -1]), \
+        "'last' must be neither position 0 nor the final (padded) position T − 1: take each row's last real token"
 
 
 @pytest.mark.task12_1
@@ -89,7 +93,8 @@ def test_last_is_the_default(impl):
     sequence_representation = impl(MOD).sequence_representation
     hidden, mask, lengths = _padded(4)
     out = sequence_representation(Tensor(hidden), mask)
-    assert np.allclose(out.data, hidden[np.arange(len(lengths)), lengths - 1])
+    assert np.allclose(out.data, hidden[np.arange(len(lengths)), lengths - 1]), \
+        "the default pooling should be 'last': h[b, n_b − 1], the last real token of each row"
 
 
 @pytest.mark.task12_1
@@ -102,7 +107,8 @@ def test_last_gradient_reaches_only_the_last_real_position(impl):
     (sequence_representation(h, mask, "last") * Tensor(g)).sum().backward()
     expected = np.zeros_like(hidden)
     expected[np.arange(len(lengths)), lengths - 1] = g
-    assert np.allclose(h.grad, expected)
+    assert np.allclose(h.grad, expected), \
+        "the gradient of 'last' must reach only h[b, n_b − 1] of each row (index with a Tensor op)"
 
 
 @pytest.mark.task12_1

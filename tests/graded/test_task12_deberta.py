@@ -48,9 +48,12 @@ def test_relative_distance_eq3(impl):
     for Tq, Tk, k in ((5, 5, 2), (3, 7, 1), (8, 4, 3), (6, 6, 8)):
         out = np.asarray(relative_distance(Tq, Tk, k))
         expected = np.array([[_delta(i, j, k) for j in range(Tk)] for i in range(Tq)])
-        assert out.shape == (Tq, Tk)
-        assert np.array_equal(out, expected), f"Tq={Tq}, Tk={Tk}, k={k}"
-        assert out.min() >= 0 and out.max() <= 2 * k - 1
+        assert out.shape == (Tq, Tk), f"relative_distance({Tq}, {Tk}, {k}) should be ({Tq}, {Tk}), got {out.shape}"
+        assert np.array_equal(out, expected), \
+            f"relative_distance({Tq}, {Tk}, {k}) should be clip(i − j, −k, k − 1) + k:\n{expected}\ngot\n{out}"
+        assert out.min() >= 0 and out.max() <= 2 * k - 1, \
+            (f"relative_distance(k={k}) must lie in 0..2k − 1 = {2 * k - 1}, got {out.min()}..{out.max()}: "
+             "clip i − j to [−k, k − 1], then add k")
 
 
 @pytest.mark.task12_4
@@ -65,11 +68,13 @@ def test_score_is_the_sum_of_three_terms_hand_sized(impl):
     scores, c2c, c2p, p2c = deberta_scores(Tensor(qc), Tensor(kc), Tensor(qr), Tensor(kr), 1)
     ref = _explicit(qc, kc, qr, kr, 1)
     for name, got, want in zip(("scores", "c2c", "c2p", "p2c"), (scores, c2c, c2p, p2c), ref):
-        assert got.shape == (3, 3), name
+        assert got.shape == (3, 3), f"{name} should be (T, T) = (3, 3), got {got.shape}"
         assert np.allclose(got.data, want), f"{name} differs from the explicit loop"
-    assert np.allclose(scores.data, (c2c.data + c2p.data + p2c.data) / math.sqrt(6))
+    assert np.allclose(scores.data, (c2c.data + c2p.data + p2c.data) / math.sqrt(6)), \
+        "scores should be (c2c + c2p + p2c) / √(3d) = / √6 for d = 2"
     # by hand: A[0, 2] = qc0·kc2 + qc0·kr[δ(0,2)=0] + kc2·qr[δ(2,0)=1] = 1 + 0.5 + 0.5
-    assert np.isclose(scores.data[0, 2], 2.0 / math.sqrt(6))
+    assert np.isclose(scores.data[0, 2], 2.0 / math.sqrt(6)), \
+        f"by hand A[0, 2] = 1 + 0.5 + 0.5 = 2, so scores[0, 2] = 2/√6 ≈ {2 / math.sqrt(6):.4f}, got {scores.data[0, 2]:.4f}"
 
 
 @pytest.mark.task12_4
@@ -80,7 +85,8 @@ def test_terms_match_explicit_loops_with_clipping(impl):
         qc, kc, qr, kr = _inputs(seed, T, d, k)
         got = deberta_scores(Tensor(qc), Tensor(kc), Tensor(qr), Tensor(kr), k)
         for name, g, want in zip(("scores", "c2c", "c2p", "p2c"), got, _explicit(qc, kc, qr, kr, k)):
-            assert np.allclose(g.data, want), f"{name} (T={T}, d={d}, k={k})"
+            assert np.allclose(g.data, want), \
+                f"{name} (T={T}, d={d}, k={k}) differs from the explicit loop over (i, j) with δ clipped to [0, 2k − 1]"
 
 
 @pytest.mark.task12_4
@@ -91,7 +97,8 @@ def test_scale_is_one_over_sqrt_3d(impl):
     scores, c2c, c2p, p2c = deberta_scores(Tensor(qc), Tensor(kc), Tensor(qr), Tensor(kr), 2)
     total = c2c.data + c2p.data + p2c.data
     assert not np.allclose(scores.data, total / math.sqrt(8)), "1/√d is BERT's scale: three terms need 1/√(3d)"
-    assert np.allclose(scores.data, total / math.sqrt(24))
+    assert np.allclose(scores.data, total / math.sqrt(24)), \
+        "scores should be (c2c + c2p + p2c) / √(3d) = / √24 for d = 8"
 
 
 @pytest.mark.task12_4
@@ -103,9 +110,10 @@ def test_position_to_content_uses_delta_j_i(impl):
     wrong = np.array([[kc[j] @ qr[_delta(i, j, 2)] for j in range(6)] for i in range(6)])
     assert not np.allclose(p2c.data, wrong), "p2c[i, j] uses δ(j, i), not δ(i, j)"
     right = np.array([[kc[j] @ qr[_delta(j, i, 2)] for j in range(6)] for i in range(6)])
-    assert np.allclose(p2c.data, right)
+    assert np.allclose(p2c.data, right), "p2c[i, j] should be K_c[j] · Q_r[δ(j, i)]"
     # c2p must use the relative *keys* and p2c the relative *queries*
-    assert np.allclose(c2p.data, [[qc[i] @ kr[_delta(i, j, 2)] for j in range(6)] for i in range(6)])
+    assert np.allclose(c2p.data, [[qc[i] @ kr[_delta(i, j, 2)] for j in range(6)] for i in range(6)]), \
+        "c2p[i, j] should be Q_c[i] · K_r[δ(i, j)]: c2p uses the relative keys, p2c the relative queries"
 
 
 @pytest.mark.task12_4
@@ -128,7 +136,9 @@ def test_distances_beyond_k_share_the_border_embedding(impl):
     rel = np.arange(T)[:, None] - np.arange(T)[None, :]
     far = (rel <= -k) | (rel >= k - 1)
     changed = ~np.isclose(c2p2.data, c2p.data)
-    assert np.array_equal(changed, far)
+    assert np.array_equal(changed, far), \
+        ("changing the border rows 0 and 2k − 1 of K_r should change exactly the pairs with i − j ≤ −k or "
+         "i − j ≥ k − 1: clip δ at the borders")
 
 
 @pytest.mark.task12_4
@@ -140,10 +150,13 @@ def test_batched_heads(impl):
     rng = np.random.default_rng(7)
     qr, kr = rng.normal(size=(H, 2 * k, d)), rng.normal(size=(H, 2 * k, d))   # one table per head
     scores = deberta_scores(Tensor(qc), Tensor(kc), Tensor(qr), Tensor(kr), k)[0]
-    assert scores.shape == (B, H, T, T)
+    assert scores.shape == (B, H, T, T), \
+        f"deberta_scores on (B, H, T, d) = {(B, H, T, d)} should give (B, H, T, T), got {scores.shape}"
     for b in range(B):
         for h in range(H):
-            assert np.allclose(scores.data[b, h], _explicit(qc[b, h], kc[b, h], qr[h], kr[h], k)[0])
+            assert np.allclose(scores.data[b, h], _explicit(qc[b, h], kc[b, h], qr[h], kr[h], k)[0]), \
+                (f"batch {b}, head {h}: scores differ from the explicit loop: each head uses its own relative "
+                 "tables qr[h], kr[h]")
 
 
 @pytest.mark.task12_4

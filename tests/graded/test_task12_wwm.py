@@ -17,12 +17,30 @@ SENT_WORDS = [[1], [2, 3, 4], [5], [6], [7], [8], [9, 10], [12], [13, 14]]
 @pytest.mark.points(2)
 def test_word_groups(impl):
     word_groups = impl(MOD).word_groups
-    assert word_groups(["[CLS]", "un", "##aff", "##able", "cat", "[SEP]"]) == [[1, 2, 3], [4]]
-    assert word_groups(SENT) == SENT_WORDS
-    assert word_groups(["[CLS]", "a", "b", "c", "[SEP]"]) == [[1], [2], [3]]
-    assert word_groups(["[CLS]", "[SEP]"]) == []
-    assert word_groups([]) == []
-    assert word_groups(["x", "##y", "##z"]) == [[0, 1, 2]]
+    assert (got := word_groups(["[CLS]", "un", "##aff", "##able", "cat", "[SEP]"])) == [[1, 2, 3], [4]], \
+        ('word_groups(["[CLS]", "un", "##aff", "##able", "cat", "[SEP]"]) should be [[1, 2, 3], [4]], got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
+    assert (got := word_groups(SENT)) == SENT_WORDS, \
+        ('word_groups(SENT) should be SENT_WORDS, got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
+    assert (got := word_groups(["[CLS]", "a", "b", "c", "[SEP]"])) == [[1], [2], [3]], \
+        ('word_groups(["[CLS]", "a", "b", "c", "[SEP]"]) should be [[1], [2], [3]], got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
+    assert (got := word_groups(["[CLS]", "[SEP]"])) == [], \
+        ('word_groups(["[CLS]", "[SEP]"]) should be [], got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
+    assert (got := word_groups([])) == [], \
+        ('word_groups([]) should be [], got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
+    assert (got := word_groups(["x", "##y", "##z"])) == [[0, 1, 2]], \
+        ('word_groups(["x", "##y", "##z"]) should be [[0, 1, 2]], got ' + repr(got)
+         + (' — a word is a piece without ## plus the ## pieces after it; [CLS]/[SEP] belong to no word; '
+            'indices are token positions'))
 
 
 def _draws(whole_word_mask, tokens, n, seed, **kw):
@@ -72,12 +90,15 @@ def test_budget_is_respected_and_filled_by_short_words(impl):
     counts = {len(c) for c in _draws(whole_word_mask, plain, 300, 32, prob=0.3, max_predictions=5)}
     assert counts == {5}, "max_predictions caps the budget"
     tiny = ["[CLS]", "a", "b", "[SEP]"]                               # round(0.6) = 1
-    assert {len(c) for c in _draws(whole_word_mask, tiny, 200, 33)} == {1}
+    assert {len(c) for c in _draws(whole_word_mask, tiny, 200, 33)} == {1}, \
+        "[CLS] a b [SEP] with prob 0.15: the budget is max(1, round(4·0.15)) = 1 position"
     # long words: never above the budget
     long_words = ["[CLS]"] + ["a", "##b", "##c", "d", "##e"] * 8 + ["[SEP]"]   # 42 tokens -> 6
     counts = [len(c) for c in _draws(whole_word_mask, long_words, 2000, 34)]
     assert max(counts) <= 6, f"budget 6 exceeded: {max(counts)} positions"
-    assert min(counts) >= 5
+    assert min(counts) >= 5, \
+        (f"budget 6 with words of 3 and 2 pieces: every draw should fill at least 5 positions, one drew {min(counts)} "
+         "— skip a word that does not fit and try the next (short) one")
 
 
 @pytest.mark.task12_2

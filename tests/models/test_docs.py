@@ -1,12 +1,16 @@
 """The documentation stays consistent: README.md and its Traditional Chinese twin README.zh-TW.md
 give the same commands, every translated task page (docs/tasks/zh-TW/) keeps its English page's
-structure and code, and no relative link points at a missing file.
+structure and code, no relative link points at a missing file, nothing cites a spec that ships
+nowhere, and docs/course-map.md's task table gives each task the graded tests and points that
+tests/graded's markers give it.
 
-Plain text processing only (no network, no imports of the kit): the whole file runs in well under
-a second.
+Plain text processing only (no network, no imports of the kit; the graded tests are read with
+``ast``, not run): the whole file runs in about a second.
 """
 from __future__ import annotations
 
+import ast
+import os
 import re
 from pathlib import Path
 
@@ -154,3 +158,156 @@ def test_readme_experiment_tables_match_the_last_runs():
         assert sync_tables.sync(text) == text, f"{readme.name}: run python tools/sync_experiment_tables.py"
         shown = set(m.group(2) for m in sync_tables.BLOCK.finditer(text))
         assert shown == set(names), f"{readme.name}: experiment blocks {sorted(shown)} vs registry {sorted(names)}"
+
+
+# -- citations: papers and reference code, never the maintainers' private notes --------------------
+
+SKIP_DIRS = {".git", ".venv", "venv", ".hypothesis", ".pytest_cache", "__pycache__", "runs", "build", "dist"}
+TEXT_SUFFIXES = {"", ".py", ".md", ".cfg", ".toml", ".txt", ".json", ".sh", ".yaml", ".yml", ".ini",
+                 ".rst", ".pyx", ".gitignore"}
+# The maintainers' fact sheet is not in the repository, so a citation of it points nowhere. Spelled in
+# two pieces so that this file does not cite it either.
+PRIVATE_CITATION = re.compile(r"\b" + "SP" + r"EC\b")
+
+
+def shipped_text_files(root: Path = ROOT) -> list[Path]:
+    """Every text file of the checkout (or release) that a user gets: no VCS, caches, venvs, runs."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.suffix in TEXT_SUFFIXES and not path.is_symlink():
+                out.append(path)
+    return out
+
+
+def test_no_citation_of_a_private_spec():
+    hits = []
+    for path in shipped_text_files():
+        for n, line in enumerate(read_lenient(path).splitlines(), 1):
+            if PRIVATE_CITATION.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    assert len(shipped_text_files()) > 100, "the file walk found almost nothing: it is broken"
+    assert not hits, ("these lines cite a spec that ships nowhere; cite the paper and section "
+                      "(\"Devlin et al. 2019, §3.1\") or the reference code's file instead:\n  "
+                      + "\n  ".join(hits))
+
+
+def read_lenient(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="ignore")
+
+
+# -- docs/course-map.md's task table follows the graded tests --------------------------------------
+
+COURSE_MAP = ROOT / "docs" / "course-map.md"
+GRADED = ROOT / "tests" / "graded"
+TASK_MARK = re.compile(r"^task(\d+)_(\d+|capstone)$")
+ROW_TASK = re.compile(r"^(\d+)(?:\.(\d+)| (capstone))$")  # "3.1" or "4 capstone"
+
+
+def _mark(decorator) -> tuple[str | None, list]:
+    """("task3_1", args) for ``@pytest.mark.task3_1`` / ``@pytest.mark.points(2)``; (None, []) else."""
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "mark"):
+        return node.attr, list(decorator.args) if isinstance(decorator, ast.Call) else []
+    return None, []
+
+
+def graded_tasks_from_source(folder: Path = GRADED) -> dict[str, tuple[int, float]]:
+    """{task: (number of graded tests, points)} read from the test files' markers, without running
+    pytest: one test per function (times its literal ``parametrize`` cases), worth ``points(n)``
+    (default 1). Held-back tests (``@pytest.mark.hidden``, anything under ``hidden/``) are left out:
+    a student release does not have them."""
+    found: dict[str, list] = {}
+    for path in sorted(folder.rglob("test_*.py")):
+        if "hidden" in path.relative_to(folder).parts[:-1]:
+            continue
+        tree = ast.parse(read(path), filename=str(path))
+        module_marks = []
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+                value = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                module_marks = [_mark(v)[0] for v in value]
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+                continue
+            task, points, cases, hidden = None, 1.0, 1, "hidden" in module_marks
+            for name in module_marks:
+                if name and TASK_MARK.match(name):
+                    task = name
+            for decorator in node.decorator_list:
+                name, args = _mark(decorator)
+                if name and TASK_MARK.match(name):
+                    task = name
+                elif name == "points":
+                    points = float(args[0].value)
+                elif name == "hidden":
+                    hidden = True
+                elif name == "parametrize":
+                    assert len(args) >= 2 and isinstance(args[1], (ast.List, ast.Tuple)), (
+                        f"{path.name}:{node.lineno}: parametrize with a computed list; the course-map "
+                        f"check counts literal lists only")
+                    cases *= len(args[1].elts)
+            if task is None or hidden:
+                continue
+            m = TASK_MARK.match(task)
+            tests_points = found.setdefault(f"{m.group(1)}.{m.group(2)}", [0, 0.0])
+            tests_points[0] += cases
+            tests_points[1] += cases * points
+    return {task: (n, pts) for task, (n, pts) in found.items()}
+
+
+def course_map_rows(text: str) -> dict[str, dict[str, str]]:
+    """The rows of the "Every task" table, keyed "3.1" / "4.capstone", cells keyed by header."""
+    section = text.split("## Every task", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = ROW_TASK.match(cells[0])
+        assert m, f"course-map.md: a task row starts with {cells[0]!r}, expected 3.1 or 4 capstone"
+        rows[f"{m.group(1)}.{m.group(2) or m.group(3)}"] = dict(zip(header, cells))
+    return rows
+
+
+def test_course_map_lists_every_graded_task_with_its_tests_and_points():
+    rows = course_map_rows(read(COURSE_MAP))
+    graded = graded_tasks_from_source()
+    assert len(graded) >= 30, f"only {len(graded)} graded tasks found in tests/graded: the AST walk is broken"
+    release = not (ROOT / "solutions").is_dir()  # a release built with --given drops some test files
+    missing = sorted(set(graded) - set(rows))
+    assert not missing, f"docs/course-map.md has no row for the graded tasks {missing}"
+    if not release:
+        extra = sorted(set(rows) - set(graded))
+        assert not extra, f"docs/course-map.md lists tasks with no graded test: {extra}"
+    wrong = []
+    for task, (n, points) in sorted(graded.items()):
+        row = rows[task]
+        shown = (row.get("graded tests"), row.get("points"))
+        if shown != (str(n), f"{points:g}"):
+            wrong.append(f"{task}: the page says {shown[0]} tests / {shown[1]} points, "
+                         f"tests/graded has {n} / {points:g}")
+    assert not wrong, "docs/course-map.md's task table is out of date:\n  " + "\n  ".join(wrong)
+
+
+def test_course_map_helpers(tmp_path):
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "test_task09_x.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.task9_1\n@pytest.mark.points(2)\n@pytest.mark.parametrize('a', [1, 2, 3])\n"
+        "def test_a(impl, a): pass\n"
+        "@pytest.mark.task9_1\ndef test_b(impl): pass\n"
+        "@pytest.mark.hidden\n@pytest.mark.task9_1\ndef test_held_back(impl): pass\n"
+        "@pytest.mark.slow\n@pytest.mark.task9_capstone\n@pytest.mark.points(10)\ndef test_c(impl): pass\n"
+        "def helper(): pass\n", encoding="utf-8")
+    (tmp_path / "hidden" / "test_task09_hidden.py").write_text(
+        "import pytest\n@pytest.mark.task9_2\ndef test_h(impl): pass\n", encoding="utf-8")
+    assert graded_tasks_from_source(tmp_path) == {"9.1": (4, 7.0), "9.capstone": (1, 10.0)}
+    page = ("## Every task\n\n| task | what | graded tests | points |\n|---|---|---:|---:|\n"
+            "| 9.1 | x | 4 | 7 |\n| 9 capstone | y | 1 | 10 |\n\n## Next\n| a | b |\n")
+    rows = course_map_rows(page)
+    assert list(rows) == ["9.1", "9.capstone"] and rows["9.1"]["points"] == "7"
+    assert PRIVATE_CITATION.search("(" + "SP" + "EC §5)") and not PRIVATE_CITATION.search("SPECIALS, spec")

@@ -179,3 +179,17 @@ def test_recipe_trains_and_reports(tmp_path, objective):
     if objective == "electra":
         result = recipe.finetune_sentiment(rec.model, rec.tokenizer, steps=5, n_train=64, n_test=32)
         assert 0 <= result["accuracy"] <= 1
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_objective_runs_the_generator_step_slot(objective):
+    """The generator half is Task 7.2's generator_step for every objective: no copy in the library."""
+    from autograd import tasks
+    cfg = ElectraConfig(vocab_size=12, max_position_embeddings=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0,
+                        objective=objective)
+    model = Electra(cfg, rng=np.random.default_rng(0))
+    ids = np.random.default_rng(1).integers(5, 12, size=(3, 8))
+    with tasks.trace() as seen:
+        out = model(ids, rng=np.random.default_rng(2))
+    assert ("task07_electra.loss", "generator_step") in seen
+    assert {"mlm_loss", "disc_inputs", "disc_labels", "masked", "loss"} <= set(out)

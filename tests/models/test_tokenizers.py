@@ -159,7 +159,7 @@ def test_wordpiece_special_layout(wp_tok):
     assert wp_tok.encode("the cats", add_special_tokens=True) == [2, 5, 6, 7, 3]
     ids, segments = wp_tok.encode_pair("the cat", "hello world !")
     assert ids == [2, 5, 6, 3, 15, 16, 11, 3]
-    assert segments == [0, 0, 0, 0, 1, 1, 1, 1]  # SPEC §1: [CLS] A [SEP] -> 0; B [SEP] -> 1
+    assert segments == [0, 0, 0, 0, 1, 1, 1, 1]  # BERT: [CLS] A [SEP] -> 0; B [SEP] -> 1
     # special tokens in the text are kept whole (exact, case-sensitive)
     assert wp_tok.tokenize("the [MASK] cat[SEP]") == ["the", "[MASK]", "cat", "[SEP]"]
     assert wp_tok.tokenize("[mask]") == ["[UNK]", "[UNK]", "[UNK]"]  # "[", "mask", "]": not special

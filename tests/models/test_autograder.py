@@ -1,0 +1,422 @@
+"""The instructor's autograder: the Gradescope bundle (tools/make_autograder.py, tools/autograder/),
+held-back tests, and the GitHub Classroom workflow of a student release.
+
+The fast tests check each piece on its own; the two ``slow`` ones build the real things and run
+them: the bundle, set up in a fresh virtual environment, against planted submissions; and the
+release's workflow commands.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = ROOT / "tools" / "autograder"
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sys.path.insert(0, str(TEMPLATES))
+intake = _load("intake", TEMPLATES / "intake.py")
+driver = _load("minilm_autograder_driver", TEMPLATES / "autograder.py")
+classroom = _load("minilm_classroom", TEMPLATES / "classroom.py")
+bundle = _load("make_autograder", ROOT / "tools" / "make_autograder.py")
+sys.path.remove(str(TEMPLATES))
+
+
+def fill_reference(ex_dir: Path, modules=None) -> None:
+    """Write the reference bodies of the chosen modules' task files into ``ex_dir`` (a planted answer)."""
+    for pkg in sorted((ROOT / "solutions").glob("task[0-9][0-9]_*")):
+        if modules is not None and int(pkg.name[4:6]) not in modules:
+            continue
+        (ex_dir / pkg.name).mkdir(parents=True, exist_ok=True)
+        for f in pkg.glob("*.py"):
+            if f.name != "__init__.py":
+                shutil.copyfile(f, ex_dir / pkg.name / f.name)
+
+
+# ---- intake ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", ["top", "down", "bare-folders", "bare-files"])
+def test_intake_finds_the_same_files_in_every_layout(tmp_path, layout):
+    sub = tmp_path / "submission"
+    if layout == "top":
+        fill_reference(sub / "exercises", {1, 10})
+    elif layout == "down":
+        fill_reference(sub / "minilm-student" / "exercises", {1, 10})
+    elif layout == "bare-folders":
+        fill_reference(sub, {1, 10})
+    else:
+        fill_reference(tmp_path / "tmp", {1, 10})
+        for f in (tmp_path / "tmp").rglob("*.py"):
+            shutil.copyfile(f, sub / f.name) if sub.is_dir() else (sub.mkdir(), shutil.copyfile(f, sub / f.name))
+    got = intake.take(sub, ROOT)
+    want = {f"{p.parent.name}/{p.name}" for m in (1, 10) for p in (ROOT / "solutions").glob(f"task{m:02d}_*/*.py")
+            if p.name != "__init__.py"}
+    if layout == "bare-files":  # matmul.py exists in modules 1 and 2: a bare one is ambiguous
+        want.discard("task01_autograd/matmul.py")
+        assert any(i.startswith("matmul.py") for i in got.ignored), got.ignored
+    assert set(got.taken) == want, (layout, got.layout, sorted(got.taken))
+    assert not got.forbidden
+
+
+def test_intake_ignores_everything_but_known_task_files(tmp_path):
+    sub = tmp_path / "submission"
+    fill_reference(sub / "exercises", {10})
+    for rel in ("conftest.py", "sitecustomize.py", "evil.pth", "results.json", "setup.cfg", "tests/graded/x.py",
+                "exercises/conftest.py", "exercises/__init__.py", "exercises/task10_distill/__init__.py",
+                "exercises/task10_distill/helper.py", "exercises/task99_new/a.py", "solutions/task10_distill/x.py"):
+        (sub / rel).parent.mkdir(parents=True, exist_ok=True)
+        (sub / rel).write_text("raise SystemExit('ran')\n")
+    os.symlink(ROOT / "solutions" / "task01_autograd" / "backward.py", sub / "exercises" / "task01_autograd_link.py")
+    got = intake.take(sub, ROOT)
+    assert set(got.taken) == {"task10_distill/intermediate.py", "task10_distill/soft_targets.py"}
+    ignored = " ".join(got.ignored)
+    for rel in ("conftest.py", "sitecustomize.py", "evil.pth", "results.json", "setup.cfg", "tests/graded/x.py",
+                "exercises/conftest.py", "exercises/task10_distill/helper.py", "solutions/task10_distill/x.py",
+                "exercises/task01_autograd_link.py"):
+        assert rel in ignored, (rel, got.ignored)
+
+
+@pytest.mark.parametrize("code", [
+    "from solutions.task01_autograd.backward import backward\n",
+    "import solutions\n",
+    "import solutions.task01_autograd.backward as ref\n",
+    "from ... import solutions\n",
+    "import importlib\nref = importlib.import_module('solutions.task01_autograd.backward')\n",
+    "src = open('../../solutions/task01_autograd/backward.py').read()\n",
+    "x = solutions\n",
+])
+def test_scan_refuses_a_file_that_reaches_the_reference(code):
+    bad, _ = intake.scan('"""My answer; the reference (solutions/) is not used."""\n' + code)
+    assert bad and "line" in bad, (code, bad)
+
+
+def test_scan_passes_plain_code_and_lists_tampering_for_review():
+    assert intake.scan('"""Uses no solutions at all (a docstring may say so)."""\nimport numpy as np\n') == (None, [])
+    bad, review = intake.scan("import sys\nimport _pytest.runner\nimport gc\nsys.modules['x'] = 1\neval('1')\n")
+    assert bad is None
+    text = " ".join(review)
+    for word in ("_pytest", "gc", "sys.modules", "eval"):
+        assert word in text, review
+    assert intake.scan("def f(:\n") == (None, [])  # a SyntaxError is the grader's to report
+
+
+def test_a_verbatim_copy_of_the_reference_is_listed_for_review(tmp_path):
+    sub = tmp_path / "submission" / "exercises" / "task10_distill"
+    sub.mkdir(parents=True)
+    copied = (ROOT / "solutions" / "task10_distill" / "soft_targets.py").read_text()
+    copied = re.sub(r"(?m)^((?:    )+)", lambda m: "\t" * (len(m.group(1)) // 4), copied)  # re-indented
+    (sub / "soft_targets.py").write_text(copied.replace("# BEGIN SOLUTION", "# mine\n\n"))
+    shutil.copyfile(ROOT / "exercises" / "task10_distill" / "intermediate.py", sub / "intermediate.py")
+    got = intake.take(tmp_path / "submission", ROOT)
+    assert "task10_distill/soft_targets.py" in got.taken  # graded as usual ...
+    assert any("verbatim" in r for r in got.review["task10_distill/soft_targets.py"])  # ... and flagged
+    assert "task10_distill/intermediate.py" not in got.review
+
+
+def test_annotate_names_the_reason_on_the_zeroed_tasks():
+    data = {"score": 5, "tests": [
+        {"name": "Task 1.1: test_a", "score": 2, "output": "passed", "extra_data": {"task": "1.1"}},
+        {"name": "Task 1.12: test_b", "score": 3, "output": "passed", "extra_data": {"task": "1.12"}}]}
+    got = intake.Intake(forbidden={"task01_autograd/backward.py": "imports solutions (line 1)"})
+    driver.annotate(data, got, {"task01_autograd/backward.py": {"1.1"}})
+    assert data["tests"][0]["score"] == 0 and "imports solutions" in data["tests"][0]["output"]
+    assert data["tests"][1]["score"] == 3 and data["score"] == 3
+
+
+# ---- the bundle -----------------------------------------------------------------------------------
+def test_bundle_holds_the_scripts_the_kit_and_the_hidden_tests(tmp_path):
+    out = bundle.make_bundle(tmp_path / "ag.zip", check=False)
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+        for top in ("setup.sh", "run_autograder", "autograder.py", "intake.py", "README.md", "requirements.txt"):
+            assert top in names, top
+        for exe in ("setup.sh", "run_autograder"):
+            assert zf.getinfo(exe).external_attr >> 16 & stat.S_IXUSR, f"{exe} is not executable in the zip"
+        reqs = zf.read("requirements.txt").decode()
+    assert "kit/solutions/task01_autograd/backward.py" in names
+    assert "kit/exercises/task01_autograd/backward.py" in names
+    assert "kit/minilm/grading/__init__.py" in names or "kit/minilm/grading.py" in names
+    hidden = {n for n in names if n.startswith("kit/tests/graded/hidden/test_task")}
+    assert {int(re.search(r"task(\d+)", n).group(1)) for n in hidden} == set(range(1, 13))
+    assert not any("__pycache__" in n or n.endswith(".pyc") or "/tests/models/" in n for n in names)
+    assert "numpy" in reqs and "pytest" in reqs
+    with pytest.raises(bundle.BundleError):
+        bundle.make_bundle(tmp_path / "ag.tar", check=False)
+
+
+def test_module_copy_has_no_reference_of_its_module(tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(ROOT, base, ignore=shutil.ignore_patterns(".git", ".venv", "docs", "__pycache__", "runs"))
+    roots = driver.module_roots(tmp_path, base, [3], lambda m: None)
+    sol = roots[3] / "solutions" / "task03_transformer"
+    for f in sol.glob("*.py"):
+        assert "BEGIN SOLUTION" not in f.read_text(), f"{f} still holds the reference"
+    assert "BEGIN SOLUTION" in (roots[3] / "solutions" / "task01_autograd" / "backward.py").read_text()
+    code = ("import solutions.task03_transformer.heads as s, exercises.task03_transformer.heads as e; "
+            "assert s is e, (s, e); print('forwarded')")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINILM_IMPL")}
+    res = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, '.'); {code}"],
+                         cwd=roots[3], env=env, capture_output=True, text=True)
+    assert res.returncode == 0 and "forwarded" in res.stdout, res.stderr[-1500:]
+
+
+# ---- the student release --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    tool = _load("make_student_release", ROOT / "tools" / "make_student_release.py")
+    return tool.make_release(tmp_path_factory.mktemp("rel") / "student", git=False)
+
+
+def _workflow_steps(text: str) -> list[dict]:
+    """The grading steps of the workflow: parsed as YAML when PyYAML is there, else read line by line."""
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        data = yaml.safe_load(text)
+        assert set(data) >= {"name", "jobs", "permissions"} and (data.get("on") or data.get(True))
+        steps = data["jobs"]["run-autograding-tests"]["steps"]
+        return [s["with"] for s in steps if s.get("uses", "").startswith("classroom-resources/autograding-command")]
+    steps = []
+    for line in text.splitlines():
+        m = re.match(r"\s+(command|max-score): (.*)$", line)
+        if m and m.group(1) == "command":
+            steps.append({"command": json.loads(m.group(2))})
+        elif m:
+            steps[-1]["max-score"] = float(m.group(2))
+    return steps
+
+
+def test_release_has_no_held_back_test_and_carries_the_classroom_workflow(release):
+    assert not (release / "tests" / "graded" / "hidden").exists()
+    assert not (release / "tools" / "autograder").exists() and not (release / "solutions").exists()
+    for f in (release / "tests" / "graded").rglob("*.py"):
+        assert "mark.hidden" not in f.read_text(encoding="utf-8"), f
+    text = (release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
+    steps = _workflow_steps(text)
+    points = classroom.module_points(release)
+    assert [s["command"] for s in steps] == [f"minilm grade --task {m}" for m in points]
+    assert [float(s["max-score"]) for s in steps] == list(points.values())
+    assert list(points) == list(range(1, 13)) and all(p > 0 for p in points.values())
+
+
+@pytest.mark.slow
+def test_classroom_commands_grade_each_module_in_a_fresh_release(release):
+    steps = _workflow_steps((release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINILM_IMPL", "PYTEST_ADDOPTS")}
+    env["PYTHONPATH"] = str(release)
+    for step in steps:
+        module = step["command"].split()[-1]
+        argv = step["command"].split()[1:]  # "minilm grade --task M", run as python -m minilm.cli
+        res = subprocess.run([sys.executable, "-I", "-c",
+                              f"import sys; sys.path.insert(0, {str(release)!r}); from minilm.cli import main; "
+                              f"sys.exit(main({argv!r}))"], cwd=release, env=env, capture_output=True, text=True,
+                             timeout=600)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0, f"{step['command']} on the stubs exited 0:\n{out[-1500:]}"
+        rows = re.findall(rf"^({module}\.\w+)\s+\S+\s+(not started|blocked)", out, re.M)
+        assert rows, f"{step['command']} graded no task of module {module}:\n{out[-2000:]}"
+        assert not re.search(rf"^(?!{module}\.)\d+\.\w+\s+\d", out, re.M), f"{step['command']} graded other modules"
+
+
+# ---- the whole autograder, end to end ---------------------------------------------------------------
+def _world_usable(path: Path) -> bool:
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in [*Path(path).resolve().parents])
+
+
+def _base_python() -> str:
+    """An interpreter that the unprivileged children can run, when this test runs as root."""
+    candidates = [getattr(sys, "_base_executable", sys.executable), "/usr/bin/python3", "/usr/local/bin/python3"]
+    for c in candidates:
+        if c and os.path.exists(c) and (os.geteuid() != 0 or _world_usable(Path(c))):
+            ok = subprocess.run([c, "-c", "import sys, venv; assert sys.version_info >= (3, 10)"],
+                                capture_output=True).returncode == 0
+            if ok:
+                return c
+    pytest.skip("no Python >= 3.10 with venv that every user can run")
+
+
+HOSTILE_CONFTEST = """import pytest
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+"""
+WRITE_RESULTS = """
+import json as _json, os as _os
+for _p in (_os.path.join(_os.environ.get("AUTOGRADER_ROOT", "/autograder"), "results", "results.json"), "results.json"):
+    try:
+        with open(_p, "w") as _f:
+            _json.dump({"score": 999, "tests": []}, _f)
+    except OSError:
+        pass
+"""
+REACH_REFERENCE = '''
+import importlib as _il, os as _os
+_name = "sol" + "utions"
+_REACHED = []
+try:
+    _m = _il.import_module(_name + ".task01_autograd.gradcheck")
+    if _name in (_m.__file__ or ""):
+        _REACHED.append("import")
+except ImportError:
+    pass
+_root = _os.environ.get("AUTOGRADER_ROOT", "/autograder")
+for _p in (_os.path.join(_root, "source", "kit", _name, "task01_autograd", "gradcheck.py"),
+           _os.path.join("..", "m02", _name, "task01_autograd", "gradcheck.py")):
+    try:
+        open(_p).read()
+        _REACHED.append(_p)
+    except OSError:
+        pass
+if not _REACHED:
+    def gradcheck(*args, **kwargs):
+        raise RuntimeError("the reference was out of reach")
+'''
+
+
+def _by_task(data) -> dict:
+    out = {}
+    for t in data["tests"]:
+        task = t["extra_data"]["task"] if "extra_data" in t else t["name"].split(":")[0][5:]
+        s = out.setdefault(task, {"score": 0, "max": 0, "status": t.get("extra_data", {}).get("task_status"),
+                                  "out": []})
+        s["score"] += t["score"]
+        s["max"] += t["max_score"]
+        s["out"].append(t.get("output", ""))
+    return out
+
+
+@pytest.mark.slow
+def test_autograder_bundle_end_to_end(tmp_path):
+    work = Path(tempfile.mkdtemp(prefix="minilm-ag-test-"))  # not under pytest's 0700 tmp: the children read it
+    os.chmod(work, 0o755)
+    try:
+        _end_to_end(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _end_to_end(work: Path):
+    ag, venv = work / "ag", work / "venv"
+    (ag / "source").mkdir(parents=True)
+    with zipfile.ZipFile(bundle.make_bundle(work / "ag.zip", check=False)) as zf:
+        zf.extractall(ag / "source")
+    for exe in ("setup.sh", "run_autograder"):
+        os.chmod(ag / "source" / exe, 0o755)
+    # a fresh virtual environment; setup.sh installs the dependencies (from pip's cache when warm)
+    subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "MINILM_IMPL", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", AUTOGRADER_ROOT=str(ag))
+    res = subprocess.run(["bash", str(ag / "source" / "setup.sh")], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-2000:] + "\n".join(
+        l for l in res.stderr.splitlines() if not l.startswith("WARNING: Location"))[-3000:]
+
+    def run(plant, modules="1,10", timeout=None) -> dict:
+        shutil.rmtree(ag / "submission", ignore_errors=True)
+        shutil.rmtree(ag / "results", ignore_errors=True)
+        (ag / "submission").mkdir()
+        plant(ag / "submission")
+        e = dict(env, MINILM_AUTOGRADER_MODULES=modules or "")
+        if timeout:
+            e["MINILM_AUTOGRADER_TIMEOUT"] = str(timeout)
+        t0 = time.monotonic()
+        r = subprocess.run([str(ag / "source" / "run_autograder")], env=e, capture_output=True, text=True,
+                           timeout=3600)
+        data = json.loads((ag / "results" / "results.json").read_text())
+        data["_seconds"] = time.monotonic() - t0
+        assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-3000:] + data.get("output", "")
+        return data
+
+    as_root = os.geteuid() == 0
+    # 1. everything filled in from the reference: full score (the one full run, every module)
+    full = run(lambda s: fill_reference(s / "exercises"), modules=None)
+    assert full["max_score"] > 0 and full["score"] == full["max_score"], full["output"][-3000:]
+    hidden = [t for t in full["tests"] if t["visibility"] == "after_published"]
+    assert len(hidden) >= 12 and all(t["score"] == t["max_score"] for t in hidden)
+    assert {t["visibility"] for t in full["tests"]} == {"visible", "after_published"}
+    print(f"\nfull autograder run on a complete submission: {full['_seconds']:.0f} s", file=sys.stderr)
+    ref = {k: v for k, v in _by_task(full).items() if k.split(".")[0] in ("1", "10")}
+    want = sum(v["max"] for v in ref.values())
+
+    # 2. untouched stubs
+    stubs = run(lambda s: shutil.copytree(ROOT / "exercises", s / "exercises"))
+    assert stubs["score"] == 0 and stubs["max_score"] == want
+
+    # 3. the repository one folder down, and bare task folders: graded like exercises/ at the top
+    for plant in (lambda s: fill_reference(s / "minilm-student" / "exercises", {1, 10}),
+                  lambda s: fill_reference(s, {1, 10})):
+        got = run(plant)
+        assert got["score"] == want, got["output"][:3000]
+
+    # 4. hostile: imports solutions (1.1), reaches for the reference at run time (1.5), writes results.json
+    #    at import (1.4), forces passes with conftest.py / sitecustomize.py; module 10 left as stubs
+    def hostile(s):
+        ex = s / "exercises"
+        fill_reference(ex, {1})
+        bw = ex / "task01_autograd" / "backward.py"
+        bw.write_text("from solutions.task01_autograd.backward import backward as _ref  # noqa\n" + bw.read_text())
+        gc = ex / "task01_autograd" / "gradcheck.py"
+        gc.write_text(gc.read_text() + REACH_REFERENCE)
+        mm = ex / "task01_autograd" / "matmul.py"
+        mm.write_text(mm.read_text() + WRITE_RESULTS)
+        for rel in ("conftest.py", "exercises/conftest.py", "exercises/task10_distill/conftest.py"):
+            (s / rel).parent.mkdir(parents=True, exist_ok=True)
+            (s / rel).write_text(HOSTILE_CONFTEST)
+        (s / "sitecustomize.py").write_text(WRITE_RESULTS)
+        (s / "exercises" / "sitecustomize.py").write_text(WRITE_RESULTS)
+        (s / "evil.pth").write_text("import os; os.environ['MINILM_IMPL'] = 'solutions'\n")
+        (s / "results.json").write_text('{"score": 999}')
+
+    bad = run(hostile)
+    tasks = _by_task(bad)
+    assert bad["score"] != 999 and bad["score"] < want
+    assert tasks["1.1"]["score"] == 0 and all("imports solutions" in o for o in tasks["1.1"]["out"]), tasks["1.1"]
+    assert "ZERO: exercises/task01_autograd/backward.py imports solutions" in bad["output"]
+    assert tasks["10.1"]["score"] == 0 and tasks["10.2"]["score"] == 0  # the forced passes never ran
+    for rel in ("conftest.py", "exercises/conftest.py", "sitecustomize.py", "evil.pth", "results.json"):
+        assert f"{rel} (" in bad["output"], rel
+    assert "task01_autograd/gradcheck.py: line" in bad["output"]  # importlib: listed for review
+    if as_root:  # the reference is out of reach of the unprivileged child: by import, by path, in other copies
+        assert tasks["1.5"]["score"] == 0, tasks["1.5"]
+    assert tasks["1.3"]["score"] == ref["1.3"]["max"]  # the others graded
+
+    # 5. a hang (10.1) and a segfault (1.4): those tasks 0, the others graded
+    def broken(s):
+        ex = s / "exercises"
+        fill_reference(ex, {1, 10})
+        st = ex / "task10_distill" / "soft_targets.py"
+        st.write_text(st.read_text() + "\n\ndef soft_target_loss(student_logits, teacher_logits, T):\n"
+                                       "    while True:\n        pass\n")
+        mm = ex / "task01_autograd" / "matmul.py"
+        mm.write_text(mm.read_text() + "\n\ndef matmul_backward(grad_output, a, b):\n    import os, signal\n"
+                                       "    os.kill(os.getpid(), signal.SIGSEGV)\n")
+
+    hurt = _by_task(run(broken, timeout=10))
+    assert hurt["10.1"]["score"] == 0 and hurt["10.1"]["status"] == "timed out", hurt["10.1"]
+    assert hurt["1.4"]["score"] == 0 and hurt["1.4"]["status"] == "crashed", hurt["1.4"]
+    assert any("timed out" in o or "still running" in o for o in hurt["10.1"]["out"])
+    assert any("SIGSEGV" in o for o in hurt["1.4"]["out"])
+    for task in ("1.1", "1.3", "10.2"):
+        assert hurt[task]["score"] == ref[task]["max"], (task, hurt[task])
