@@ -1,0 +1,398 @@
+"""Build the tiny Hugging Face fixtures of tests/data/hf/: one random model per architecture.
+
+    pip install torch==2.13.0 && pip install transformers       # this tool only; never at run time
+    pip install sentencepiece protobuf                          # for spm/ (T5's Precompiled normalizer)
+    python tools/make_hf_fixtures.py [--out tests/data/hf] [--check] [--export-check]
+
+Each fixture is a folder the way ``save_pretrained`` writes it (config.json, model.safetensors,
+tokenizer files) plus ``expected.npz`` (allow_pickle=False): the inputs of a fixed padded batch
+(``input_ids``, ``attention_mask``, and for the encoder-decoders ``decoder_input_ids``) and the
+``logits`` that the transformers class returns for them in eval mode, float32; and
+``tokens.json``: a few texts with the ids that ``tokenizer(text)["input_ids"]`` gives. Beside them,
+``lines.npz`` (514 lines — standard-library docstrings and hard cases — with each tokenizer kind's
+ids) and ``spm/`` (a T5 tokenizer converted from a SentencePiece model trained with nmt_nfkc, its
+``tokenizer.json`` gzipped, and its ids of the same lines plus NFKC cases).
+
+The models are small (hidden size 32 or less, 2 layers, a vocabulary of a few hundred) and their
+weights random: every parameter gets N(0, 0.05²) noise on top of transformers' init, so that
+layer-norm weights, biases and BART's ``final_logits_bias`` are not their trivial 1s and 0s and a
+wrong name mapping shows. ``--check`` writes nothing: it loads each stored folder back with transformers'
+``AutoModelFor…`` / ``AutoTokenizer`` and recomputes the logits and the ids, which must equal the
+stored ones (what tests/models/test_pretrained_families.py runs when transformers is installed).
+The tokenizer trainers of ``tokenizers`` break ties in no fixed order, so a rebuild may give a
+slightly different vocabulary; the check therefore re-derives the expected arrays from the stored
+folders rather than from a rebuild.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "tests" / "data" / "hf"
+
+CORPUS = [
+    "Bert knows Snuffleupagus, and the cats eat fish.",
+    "The quick brown fox jumps over the lazy dog.",
+    "New York and Los Angeles are large cities.",
+    "A tokenizer splits text into pieces; a model reads the pieces.",
+    "Transformers attend to every position at once.",
+    "She sells sea shells by the sea shore.",
+    "Masked language models predict the hidden words.",
+    "The encoder reads the source and the decoder writes the target.",
+    "Dogs chase cats, cats chase mice, mice eat cheese.",
+    "Hello world! How are you today?",
+] * 3
+TEXTS = ["Bert knows Snuffleupagus", "the cats eat fish.", "Hello world! The lazy dog sleeps today."]
+TOKEN_TEXTS = TEXTS + ["Hello  world", "New York, Los Angeles; and the <mask> here.", "",
+                       "  naïve Café, 東京 🙂\tdone  ", "don't stop—it's 3.14!"]
+TARGETS = ["cats eat fish", "a dog"]
+
+
+# ---- tokenizers ----------------------------------------------------------------------------------
+
+def wordpiece_vocab(size: int = 160) -> dict:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(vocab_size=size, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok.get_vocab()
+
+
+def bpe_vocab_merges(specials: list[str], size: int = 300):
+    from tokenizers import ByteLevelBPETokenizer
+    tok = ByteLevelBPETokenizer()
+    tok.train_from_iterator(CORPUS, vocab_size=size, min_frequency=2, special_tokens=specials)
+    model = json.loads(tok.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    return model["vocab"], merges
+
+
+def unigram_vocab(size: int = 120) -> list:
+    from tokenizers import SentencePieceUnigramTokenizer
+    tok = SentencePieceUnigramTokenizer()
+    tok.train_from_iterator(CORPUS, vocab_size=size, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>")
+    return [tuple(p) for p in json.loads(tok.to_str())["model"]["vocab"]]
+
+
+def make_tokenizer(kind: str):
+    import transformers as tf
+    from tokenizers import AddedToken
+    if kind == "wordpiece":
+        return tf.BertTokenizer(vocab=wordpiece_vocab())
+    if kind == "roberta":
+        vocab, merges = bpe_vocab_merges(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        # as roberta-base ships it: "<mask>" takes the space before it
+        return tf.RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True))
+    if kind == "gpt2":
+        vocab, merges = bpe_vocab_merges(["<|endoftext|>"])
+        return tf.GPT2Tokenizer(vocab=vocab, merges=merges)
+    if kind == "bart":
+        vocab, merges = bpe_vocab_merges(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        return tf.BartTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True))
+    if kind == "t5":
+        return tf.T5Tokenizer(vocab=unigram_vocab(), extra_ids=4)
+    raise ValueError(kind)
+
+
+# ---- models --------------------------------------------------------------------------------------
+
+def tiny(name: str, V: int, tok):
+    """(model, needs_decoder) for fixture ``name`` with vocabulary size V."""
+    import transformers as tf
+    enc = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+               max_position_embeddings=40, vocab_size=V)
+    if name == "gpt2":
+        return tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=V, n_positions=32, n_embd=32, n_layer=2, n_head=4,
+                                                n_inner=64, bos_token_id=tok.eos_token_id,
+                                                eos_token_id=tok.eos_token_id)), False
+    if name == "bert":
+        return tf.BertForMaskedLM(tf.BertConfig(**enc)), False
+    if name == "roberta":
+        cfg = tf.RobertaConfig(**{**enc, "max_position_embeddings": 42}, type_vocab_size=1, pad_token_id=1,
+                               bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-5)
+        return tf.RobertaForMaskedLM(cfg), False
+    if name == "distilbert":
+        cfg = tf.DistilBertConfig(vocab_size=V, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                  max_position_embeddings=40)
+        return tf.DistilBertForMaskedLM(cfg), False
+    if name == "electra-discriminator":
+        return tf.ElectraForPreTraining(tf.ElectraConfig(**enc, embedding_size=16)), False
+    if name == "electra-generator":
+        cfg = tf.ElectraConfig(**{**enc, "hidden_size": 16, "num_attention_heads": 2}, embedding_size=8)
+        return tf.ElectraForMaskedLM(cfg), False
+    if name == "bart":
+        cfg = tf.BartConfig(vocab_size=V, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                            decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                            max_position_embeddings=40, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                            decoder_start_token_id=2, forced_eos_token_id=None)
+        return tf.BartForConditionalGeneration(cfg), True
+    if name == "t5":
+        cfg = tf.T5Config(vocab_size=V, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                          feed_forward_proj="relu", tie_word_embeddings=True, decoder_start_token_id=0,
+                          relative_attention_num_buckets=8, relative_attention_max_distance=16)
+        return tf.T5ForConditionalGeneration(cfg), True
+    if name == "t5-v1_1":
+        cfg = tf.T5Config(vocab_size=V, d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=1,
+                          num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                          decoder_start_token_id=0, relative_attention_num_buckets=8,
+                          relative_attention_max_distance=16)
+        return tf.T5ForConditionalGeneration(cfg), True
+    raise ValueError(name)
+
+
+FIXTURES = {  # name → tokenizer kind
+    "gpt2": "gpt2", "bert": "wordpiece", "roberta": "roberta", "distilbert": "wordpiece",
+    "electra-discriminator": "wordpiece", "electra-generator": "wordpiece", "bart": "bart",
+    "t5": "t5", "t5-v1_1": "t5",
+}
+
+
+FIXTURES_ORDER = list(FIXTURES)
+LINE_TOKENIZERS = ("gpt2", "bert", "roberta", "bart", "t5")   # one fixture of each tokenizer kind
+STDLIB = ("json", "re", "collections", "functools", "itertools", "pathlib", "textwrap", "string", "argparse",
+          "unicodedata", "inspect", "typing", "dataclasses", "statistics", "fractions", "decimal")
+HARD = ["", " ", "   leading and trailing   ", "tabs\tand\nnewlines\r\n", "東京都 北京 서울",
+        "emoji 🙂👍🏽 family 👨\u200d👩\u200d👧", "e\u0301 combining n\u0303", "Ünïcödé ÀÉÎ",
+        "[CLS] [MASK] <mask> <s></s>", "a<mask>b", "   <mask>   x", "don't  we'll   I'M", "x" * 150,
+        "1234567890 3.14159 1e-5"]
+
+
+def docstring_lines(n: int = 500) -> list[str]:
+    """The first ``n`` distinct non-blank lines of some standard-library docstrings (real English
+    with code, punctuation and odd spacing), then the hard cases."""
+    import importlib
+    import inspect
+    lines = []
+    for name in STDLIB:
+        for _, obj in inspect.getmembers(importlib.import_module(name)):
+            lines += [line for line in (inspect.getdoc(obj) or "").splitlines() if line.strip()]
+    return list(dict.fromkeys(lines))[:n] + HARD
+
+
+def write_lines(out: Path, texts: list[str]) -> None:
+    """lines.npz: the texts and, per tokenizer, the ids of each (concatenated, with offsets)."""
+    import transformers as tf
+    arrays = {"texts": np.array(texts)}
+    for name in LINE_TOKENIZERS:
+        tok = tf.AutoTokenizer.from_pretrained(out / name)
+        ids = [tok(t)["input_ids"] for t in texts]
+        arrays[f"{name}_ids"] = np.array([i for row in ids for i in row], dtype=np.int32)
+        arrays[f"{name}_offsets"] = np.cumsum([0] + [len(row) for row in ids]).astype(np.int64)
+    np.savez_compressed(out / "lines.npz", **arrays)
+
+
+def perturb(model, seed: int) -> None:
+    """N(0, 0.05²) noise on every parameter and on BART's final_logits_bias (a buffer)."""
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.05)
+        if hasattr(model, "final_logits_bias"):
+            model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape, generator=g) * 0.5)
+
+
+def build(name: str, directory: Path, seed: int) -> dict:
+    """Write fixture ``name`` into ``directory``; returns the arrays of expected.npz."""
+    import torch
+    torch.manual_seed(seed)
+    tok = make_tokenizer(FIXTURES[name])
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    model, seq2seq = tiny(name, len(tok), tok)
+    perturb(model, seed)
+    model.eval()
+    batch = tok(TEXTS, padding=True, return_tensors="pt")
+    arrays = {"input_ids": batch["input_ids"].numpy().astype(np.int64),
+              "attention_mask": batch["attention_mask"].numpy().astype(np.int64)}
+    kwargs = dict(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    if seq2seq:
+        target = tok([TARGETS[i % len(TARGETS)] for i in range(len(TEXTS))], padding=True)["input_ids"]
+        start = model.config.decoder_start_token_id
+        dec = np.array([[start] + row[:-1] for row in target], dtype=np.int64)
+        arrays["decoder_input_ids"] = dec
+        kwargs["decoder_input_ids"] = torch.tensor(dec)
+    with torch.no_grad():
+        arrays["logits"] = model(**kwargs).logits.numpy().astype(np.float32)
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(directory, safe_serialization=True)
+    tok.save_pretrained(directory)
+    tokens = {"texts": TOKEN_TEXTS, "input_ids": [tok(t)["input_ids"] for t in TOKEN_TEXTS],
+              "transformers": __import__("transformers").__version__, "class": type(model).__name__}
+    (directory / "tokens.json").write_text(json.dumps(tokens, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    np.savez_compressed(directory / "expected.npz", **arrays)
+    return arrays
+
+
+def check(name: str, directory: Path) -> tuple[float, bool]:
+    """(max |stored − recomputed| logits, tokenizer ids identical) for the stored fixture ``name``."""
+    import torch
+    import transformers as tf
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    cls = getattr(tf, config["architectures"][0])
+    model = cls.from_pretrained(directory).eval()
+    tok = tf.AutoTokenizer.from_pretrained(directory)
+    with np.load(directory / "expected.npz", allow_pickle=False) as stored:
+        arrays = dict(stored)
+    kwargs = {k: torch.tensor(arrays[k]) for k in ("input_ids", "attention_mask", "decoder_input_ids") if k in arrays}
+    with torch.no_grad():
+        logits = model(**kwargs).logits.numpy()
+    tokens = json.loads((directory / "tokens.json").read_text(encoding="utf-8"))
+    same = [tok(t)["input_ids"] for t in tokens["texts"]] == tokens["input_ids"]
+    return float(np.abs(logits - arrays["logits"]).max()), same
+
+
+def export_check(tmp: Path) -> dict[str, float]:
+    """minilm → ``export`` → transformers: {model: max |Δ logits|} for a BART with minilm's own
+    layout (positions from row 0, tanh GELU) and T5 v1.0 / v1.1, random weights, a padded batch.
+    Imports minilm (so numba must be installed where this runs)."""
+    import torch
+    import transformers as tf
+    sys.path.insert(0, str(ROOT))
+    from minilm.pretrained import export, hf_logits
+    from minilm.models.bart import Bart, BartConfig
+    from minilm.models.t5 import T5, T5Config
+    rng = np.random.default_rng(3)
+    models = {
+        "bart": Bart(BartConfig(vocab_size=50, n_embd=16, n_head=2, n_layer=2, n_decoder_layer=1, max_positions=20),
+                     rng=rng),
+        "t5": T5(T5Config(vocab_size=50, n_embd=16, n_head=2, n_layer=1, num_buckets=8, max_distance=16), rng=rng),
+        "t5-v1_1": T5(T5Config(vocab_size=50, n_embd=16, n_head=2, n_layer=2, n_decoder_layer=1, num_buckets=8,
+                               max_distance=16, ffn="gated-gelu", d_kv=12, tie_word_embeddings=False), rng=rng)}
+    ids = np.array([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]])
+    mask = (ids != 0).astype(np.int64)
+    dec = np.array([[3, 11, 12], [3, 13, 14]])
+    out = {}
+    for name, model in models.items():
+        for p in model.parameters():
+            p.data += rng.normal(0, 0.05, p.shape).astype(p.data.dtype)
+        model.eval()
+        ours = hf_logits(model, ids, mask, dec)
+        folder = export(model, tmp / name)
+        cls = getattr(tf, json.loads((folder / "config.json").read_text())["architectures"][0])
+        theirs = cls.from_pretrained(folder).eval()
+        with torch.no_grad():
+            logits = theirs(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
+                            decoder_input_ids=torch.tensor(dec)).logits.numpy()
+        out[name] = float(np.abs(logits - ours).max())
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--check", action="store_true", help="rebuild in a temporary folder and compare")
+    ap.add_argument("--only", nargs="*", default=None, help="fixture names (default: all)")
+    ap.add_argument("--export-check", action="store_true",
+                    help="only: export minilm BART/T5 models and compare transformers' logits (needs numba too)")
+    args = ap.parse_args(argv)
+    if args.export_check:
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            diffs = export_check(Path(tmp))
+        for name, diff in diffs.items():
+            print(f"export {name} → transformers: max |Δ logits| {diff:.2e}")
+        return 0 if max(diffs.values()) < 1e-4 else 1
+    names = args.only or list(FIXTURES)
+    ok = True
+    for i, name in enumerate(names):
+        target = args.out / name
+        if args.check:
+            diff, same = check(name, target)
+            ok = ok and diff < 1e-5 and same
+            print(f"{name}: transformers' logits differ from the stored ones by {diff:.2e}; ids "
+                  f"{'identical' if same else 'DIFFER'}")
+        else:
+            arrays = build(name, target, seed=17 + FIXTURES_ORDER.index(name))
+            size = sum(p.stat().st_size for p in target.iterdir())
+            print(f"{name}: {target} ({size / 1024:.0f} KiB), logits {arrays['logits'].shape}")
+    if args.only is None:   # the line-by-line tokenizer comparison
+        if args.check:
+            with np.load(args.out / "lines.npz", allow_pickle=False) as f:
+                stored = dict(f)
+            same = lines_match(args.out, stored)
+            ok = ok and same
+            print(f"lines.npz: {len(stored['texts'])} lines, ids {'identical' if same else 'DIFFER'}")
+            same = spm_match(args.out)
+            ok = ok and same
+            print(f"spm/: ids {'identical' if same else 'DIFFER'}")
+        else:
+            write_lines(args.out, docstring_lines())
+            print(f"lines.npz: {(args.out / 'lines.npz').stat().st_size / 1024:.0f} KiB")
+            write_spm(args.out)
+            print(f"spm/: {sum(p.stat().st_size for p in (args.out / 'spm').iterdir()) / 1024:.0f} KiB")
+    return 0 if ok else 1
+
+
+NFKC_CASES = ["ﬁne ① ｆｕｌｌ　ｗｉｄｔｈ Ⅻ ™ ½ ㎞", "e\u0301 a\u0308 n\u0303 ḱ\u0323", "👨\u200d👩\u200d👧 🇹🇼 👍🏽",
+              "Ｈｅｌｌｏ，　ｗｏｒｌｄ！", "x\u00a0y\u2003z", "tab\there  and   runs", "\u3000全角スペース", "ﾊﾝｶｸ ｶﾀｶﾅ", "Å Ω K"]
+
+
+def spm_texts(out: Path) -> list[str]:
+    with np.load(out / "lines.npz", allow_pickle=False) as f:
+        return [str(t) for t in f["texts"]] + NFKC_CASES
+
+
+def write_spm(out: Path) -> None:
+    """spm/: a T5 tokenizer converted by transformers from a SentencePiece model trained here with
+    nmt_nfkc (its tokenizer.json carries the ``Precompiled`` charsmap; gzipped, 175 KB) and the ids
+    of lines.npz's texts plus NFKC cases. Needs ``pip install sentencepiece protobuf``."""
+    import gzip
+    import tempfile
+
+    import sentencepiece as spm
+    import transformers as tf
+    texts = spm_texts(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.txt"
+        corpus.write_text("\n".join(t for t in texts if t.strip()), encoding="utf-8")
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(Path(tmp) / "spiece"), vocab_size=300,
+                                       model_type="unigram", normalization_rule_name="nmt_nfkc", pad_id=0,
+                                       eos_id=1, unk_id=2, bos_id=-1, character_coverage=1.0, minloglevel=2)
+        tok = tf.T5Tokenizer.from_pretrained(tmp, extra_ids=3)
+        tok.save_pretrained(Path(tmp) / "saved")
+        folder = out / "spm"
+        folder.mkdir(exist_ok=True)
+        raw = (Path(tmp) / "saved" / "tokenizer.json").read_bytes()
+        (folder / "tokenizer.json.gz").write_bytes(gzip.compress(raw, mtime=0))
+        for name in ("tokenizer_config.json",):
+            (folder / name).write_bytes((Path(tmp) / "saved" / name).read_bytes())
+    ids = [tok(t)["input_ids"] for t in texts]
+    np.savez_compressed(folder / "ids.npz", ids=np.array([i for row in ids for i in row], dtype=np.int32),
+                        offsets=np.cumsum([0] + [len(row) for row in ids]).astype(np.int64))
+
+
+def spm_match(out: Path) -> bool:
+    import gzip
+    import tempfile
+
+    import transformers as tf
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "tokenizer.json").write_bytes(gzip.decompress((out / "spm" / "tokenizer.json.gz").read_bytes()))
+        (Path(tmp) / "tokenizer_config.json").write_bytes((out / "spm" / "tokenizer_config.json").read_bytes())
+        tok = tf.AutoTokenizer.from_pretrained(tmp)
+        with np.load(out / "spm" / "ids.npz", allow_pickle=False) as f:
+            ids, off = f["ids"], f["offsets"]
+        return all(tok(t)["input_ids"] == ids[off[k]:off[k + 1]].tolist() for k, t in enumerate(spm_texts(out)))
+
+
+def lines_match(out: Path, stored: dict) -> bool:
+    import transformers as tf
+    texts = [str(t) for t in stored["texts"]]
+    for name in LINE_TOKENIZERS:
+        tok = tf.AutoTokenizer.from_pretrained(out / name)
+        ids, off = stored[f"{name}_ids"], stored[f"{name}_offsets"]
+        if any(tok(t)["input_ids"] != ids[off[k]:off[k + 1]].tolist() for k, t in enumerate(texts)):
+            return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
