@@ -138,6 +138,8 @@ def _message(excinfo, nodeid: str) -> str:
         code = (value.text or "").strip()
         return f"{type(value).__name__} in {where}: {value.msg}" + (f": {code}" if code else "")
     text = str(value)
+    if type(value).__name__ == "Failed":  # pytest.fail("..."): the test's own words
+        return text
     if isinstance(value, (AssertionError, NotImplementedError)):
         return text if isinstance(value, AssertionError) else f"NotImplementedError: {text}"
     where = ""

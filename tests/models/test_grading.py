@@ -280,3 +280,24 @@ def test_planted_mistakes_in_a_release(release, tmp_path):
     data = json.loads(results.read_text())
     outputs = {t["name"].split(":")[0]: t["output"] for t in data["tests"]}
     assert outputs["Task 7.1"].startswith(("timed out", "not run")) and data["score"] > 0
+
+
+@needs_solutions
+@pytest.mark.slow
+@pytest.mark.parametrize("task, rel, old, new, effect", [
+    ("3.1", "task03_transformer/attention.py", "s = 1.0 / math.sqrt(d) if scale", "s = 1.0 / d if scale",
+     "not by √d"),
+    ("1.1", "task01_autograd/backward.py", "grads[key] = g if key not in grads else grads[key] + g",
+     "grads[key] = g", "accumulate"),
+    ("8.1", "task08_xlnet/permutation.py", "    content_mask = perm_mask & ~np.eye",
+     "    perm_mask = perm_mask.T\n    content_mask = perm_mask & ~np.eye", "transposed"),
+], ids=["3.1 divides by d", "1.1 overwrites", "8.1 transposes the mask"])
+def test_a_planted_mistake_is_named_by_its_effect(release, tmp_path, task, rel, old, new, effect):
+    work = tmp_path / "kit"
+    shutil.copytree(release, work, symlinks=True)
+    fill_from_reference(work, rel.split("/")[0])  # the rest of the module done right
+    plant(work, rel, old, new)
+    run = run_in(work, "minilm.cli", "grade", "--task", task, timeout=600)
+    row = next(l for l in run.stdout.splitlines() if l.startswith(task + " "))
+    assert " failed " in row and run.returncode == 1, run.stdout
+    assert effect in run.stdout and "AssertionError:" not in run.stdout, run.stdout
