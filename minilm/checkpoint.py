@@ -15,7 +15,6 @@ the new one is complete. Loading uses ``np.load(allow_pickle=False)``; anything 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import zipfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from autograd.errors import CheckpointError
+from minilm.io import atomic_open
 
 FORMAT = "minilm-checkpoint-1"
 
@@ -58,17 +58,8 @@ def save_checkpoint(path, *, model, meta: dict, optimizer=None, tokenizer=None) 
         for name, text in tokenizer_files(tokenizer).items():
             arrays[f"tokenizer/{name}"] = _bytes_array(text)
     arrays["__meta__"] = _bytes_array(json.dumps(meta))
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        np.savez(f, **arrays)
     return path
 
 

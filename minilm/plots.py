@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .io import atomic_open
+
 
 def _plt():
     import matplotlib
@@ -129,7 +131,6 @@ def save_png(fig, path, dpi: int = 110, keep=()) -> Path:
     index = distance.argmin(axis=1)[inverse].reshape(rgb.shape[:2]).astype(np.uint8)
     image = Image.frombytes("P", (index.shape[1], index.shape[0]), index.tobytes())
     image.putpalette(unpack(palette).astype(np.uint8).ravel().tolist())
-    tmp = path.with_name(path.name + ".tmp")
-    image.save(tmp, format="PNG", optimize=True)
-    tmp.replace(path)
+    with atomic_open(path, "wb") as f:
+        image.save(f, format="PNG", optimize=True)
     return path

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from autograd.errors import CheckpointError
+from minilm.io import atomic_open
 
 __all__ = ["read_safetensors", "write_safetensors", "DTYPES", "MAX_HEADER"]
 
@@ -161,17 +160,8 @@ def write_safetensors(path, arrays: dict, metadata: dict | None = None) -> Path:
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(raw)) + raw)
-            for data in chunks:
-                f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        for data in chunks:
+            f.write(data)
     return path

@@ -25,7 +25,8 @@ a GPT training step found outside the arithmetic.
    and every product waits for threads that the OS has not scheduled yet, and a GPT-mini step took
    250-2000 ms on 2 threads against ~165 ms on one; so the engine then starts on one thread.
    ``MINILM_THREADS=N`` chooses for both pools; ``NUMBA_NUM_THREADS`` or ``OPENBLAS_NUM_THREADS``
-   (which ``import minilm`` sets to 1 unless you did) for one of them.
+   for one of them (minilm sets neither; the test suite's ``conftest.py`` and the autograder's
+   children run with ``OPENBLAS_NUM_THREADS=1``).
 
 ``MINILM_TUNE=0`` in the environment turns 1, 2 and 3 off. Measured by ``minilm bench`` on GPT-mini
 (2 cores): 1 took a step from ~205 to ~150 ms, 2 took ~540 ms (the OpenMP layer) to ~215 ms and

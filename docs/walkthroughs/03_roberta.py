@@ -14,15 +14,9 @@
 
 # %%
 import functools
-import sys
 import time
-from pathlib import Path
 
-# Running from a checkout without `pip install -e .`: put the folder that holds minilm/ on the path.
-for folder in [Path.cwd(), *Path.cwd().parents, *Path(globals().get("__file__", ".")).resolve().parents]:
-    if (folder / "minilm" / "__init__.py").exists():
-        sys.path.insert(0, str(folder))
-        break
+import _checkout  # noqa: F401  (puts the checkout's root on sys.path: see _checkout.py)
 
 import numpy as np
 

@@ -15,15 +15,9 @@
 # Theory and the graded slots: [Task module 8 — XLNet](../tasks/08-xlnet.md).
 
 # %%
-import sys
 import time
-from pathlib import Path
 
-# Running from a checkout without `pip install -e .`: put the folder that holds minilm/ on the path.
-for folder in [Path.cwd(), *Path.cwd().parents, *Path(globals().get("__file__", ".")).resolve().parents]:
-    if (folder / "minilm" / "__init__.py").exists():
-        sys.path.insert(0, str(folder))
-        break
+import _checkout  # noqa: F401  (puts the checkout's root on sys.path: see _checkout.py)
 
 import numpy as np
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autograd.errors import ConfigError
 from minilm.experiments import report
+from minilm.io import atomic_write
 
 FORMAT = "minilm-experiment/1"
 
@@ -34,9 +35,7 @@ def _jsonable(obj):
 
 def _write_json(path: Path, obj) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_jsonable(obj), indent=1, allow_nan=False), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(_jsonable(obj), indent=1, allow_nan=False))
 
 
 def _previous_runs(path: Path, name: str, settings: dict) -> dict:

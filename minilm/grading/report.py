@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from ..io import atomic_open
 from .verdict import wrap
 
 
@@ -60,12 +59,5 @@ def write_results(path, report) -> None:
     """Write results.json atomically (a temporary file in the same folder, then a rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(results_json(report), f, indent=2)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        json.dump(results_json(report), f, indent=2)
