@@ -22,8 +22,9 @@ def register(sub):
     p = sub.add_parser(
         "grade", help="grade exercises/ with the graded tests: a table of points and statuses",
         description="Run tests/graded against your exercises/ (or the global --impl) and print, per task, "
-                    "the points, the status and the reason of the first failure. Each task module runs in "
-                    "its own process with a time limit per test, so a crash or a hang costs only its task.",
+                    "the points, the status and the reason of the first failure. The tests run in child "
+                    "processes with a time limit per test: a crash or a hang costs only its task, and a "
+                    "new child grades the rest.",
         epilog=STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", help="only this task (e.g. 2.1) or task module (e.g. 2)")
     p.add_argument("--timeout", type=float, default=grading.DEFAULT_TIMEOUT, metavar="SECONDS",
@@ -44,7 +45,7 @@ def run(args):
     def progress(module_run):
         n = len(module_run.tests)
         ok = sum(t.status == "passed" for t in module_run.tests.values())
-        print(f"  module {module_run.module}: {ok}/{n} tests passed", file=sys.stderr)
+        print(f"  {module_run.label}: {ok}/{n} tests passed", file=sys.stderr)
 
     report = grading.grade(impl, task=args.task, timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                            progress=progress)

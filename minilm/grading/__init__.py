@@ -61,8 +61,9 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
           verbose: bool = False, progress=None) -> Report:
     """Run the graded tests of ``task`` ("2.1"), a module ("2") or all, against ``impl``.
 
-    ``module_root(M) -> Path`` chooses the kit copy a module's children run in (the autograder gives
-    each module a copy without that module's reference); ``child_preexec`` and ``child_env`` are
+    The modules are shared out among ``jobs`` children (one per module when ``module_root(M) ->
+    Path`` gives each module its own kit copy, as the autograder does, without that module's
+    reference); ``child_preexec`` and ``child_env`` are
     handed to the children (e.g. to drop privileges). ``progress(ModuleRun)`` is called as each
     module finishes. Ctrl-C stops the children and returns what was graded, ``interrupted=True``.
     """
@@ -82,9 +83,13 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
                               f"(modules with tests: {', '.join(map(str, modules(root)))})")
     one_task = task if task and "." in task else None
     stop = threading.Event()
-    runs = [ModuleRun(m, impl, one_task, root=module_root(m) if module_root else root, timeout=timeout,
-                      preexec=child_preexec, env=child_env, verbose=verbose, stop=stop) for m in wanted]
     jobs = 1 if verbose else max(1, jobs or min(2, os.cpu_count() or 1))
+    if module_root is None:  # one kit for all: a child per job saves start-ups (a crash still costs one test)
+        groups = [wanted[i::jobs] for i in range(min(jobs, len(wanted)))]
+    else:  # a kit copy per module: a child per module
+        groups = [[m] for m in wanted]
+    runs = [ModuleRun(g, impl, one_task, root=module_root(g[0]) if module_root else root, timeout=timeout,
+                      preexec=child_preexec, env=child_env, verbose=verbose, stop=stop) for g in groups]
     report = Report(impl=impl)
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures = [pool.submit(_run_and_tell, r, progress) for r in runs]
@@ -101,7 +106,7 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
     by_task: dict[str, TaskSummary] = {}
     for r in runs:
         if r.problem:
-            report.problems.append(f"module {r.module}: {r.problem}")
+            report.problems.append(f"{r.label}: {r.problem}")
         for t in r.tests.values():
             if t.status == NOT_RUN and not t.message:
                 t.message = "not run: grading was interrupted" if report.interrupted else "not run"

@@ -2,7 +2,7 @@
 
     python -m minilm.grading.child --impl exercises --module 3 --fd 5 --root KIT [--task 3.1] < SKIP
 
-The parent (``minilm.grading.runner``) starts this in a fresh process per task module, reads one
+The parent (``minilm.grading.runner``) starts this in a fresh process for one or more task modules, reads one
 JSON line per event from file descriptor ``--fd``, and enforces the time limit itself: a test that
 hangs, segfaults or aborts takes only this process down, and the parent starts a new one for the
 tests that are left (its stdin names the tests already done, one a line).
@@ -55,8 +55,8 @@ def _scrub_foreign_kits(root: Path) -> None:
 class Reporter:
     """A pytest plugin that writes one JSON line per event to the parent's pipe."""
 
-    def __init__(self, out, module: int, task: str | None, skip: set):
-        self.out, self.module, self.task, self.skip = out, module, task, skip
+    def __init__(self, out, modules: set, task: str | None, skip: set):
+        self.out, self.modules, self.task, self.skip = out, modules, task, skip  # modules: {"1", "3"}
         self.current: dict[str, dict] = {}
 
     def send(self, **event) -> None:
@@ -72,7 +72,7 @@ class Reporter:
         keep, drop, listed = [], [], []
         for item in items:
             task = _task_of(item)
-            if task is None or task.split(".")[0] != str(self.module) or (self.task and task != self.task):
+            if task is None or task.split(".")[0] not in self.modules or (self.task and task != self.task):
                 drop.append(item)
                 continue
             points = item.get_closest_marker("points")
@@ -161,7 +161,7 @@ def _short(filename: str) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--impl", required=True)
-    p.add_argument("--module", type=int, required=True)
+    p.add_argument("--module", required=True, help="a task module, or several: 1,3,5")
     p.add_argument("--task")
     p.add_argument("--fd", type=int, required=True)
     p.add_argument("--root", required=True)
@@ -172,7 +172,8 @@ def main(argv=None) -> int:
     skip = set(sys.stdin.read().split("\n")) - {""}  # the tests already graded, one nodeid a line
     sys.stdin = open(os.devnull)
     graded = root / "tests" / "graded"
-    files = sorted(str(f) for f in graded.rglob(f"test_task{args.module:02d}_*.py"))
+    modules = {str(int(m)) for m in args.module.split(",")}
+    files = sorted(str(f) for m in modules for f in graded.rglob(f"test_task{int(m):02d}_*.py"))
     if not files:
         out.write(json.dumps({"event": "collected", "tests": []}) + "\n")
         return 0
@@ -181,7 +182,7 @@ def main(argv=None) -> int:
     pytest_args = [*files, "--impl", args.impl, "-p", "no:cacheprovider", "-p", "no:randomly",
                    "--rootdir", str(root), "-c", str(root / "setup.cfg"), "-q", "-rN",
                    "-o", "addopts=--strict-markers", "-m", "slow or not slow"]
-    return int(pytest.main(pytest_args, plugins=[Reporter(out, args.module, args.task, skip)]))
+    return int(pytest.main(pytest_args, plugins=[Reporter(out, modules, args.task, skip)]))
 
 
 if __name__ == "__main__":

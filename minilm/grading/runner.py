@@ -1,7 +1,8 @@
-"""The parent side of ``minilm grade``: one child process per task module, a time limit per test.
+"""The parent side of ``minilm grade``: child processes for the task modules, a time limit per test.
 
-This process never imports a student's code. It starts ``minilm.grading.child`` for a task module,
-reads the child's events from a pipe, and
+This process never imports a student's code. It starts ``minilm.grading.child`` for a group of task
+modules (one group per job; one module per group when each module has its own kit copy), reads the
+child's events from a pipe, and
 
 * kills the child when one test runs past ``timeout`` seconds (a numba loop ignores signals; a
   SIGKILL does not) — that test is *timed out*, the rest of its task *not run*;
@@ -9,7 +10,7 @@ reads the child's events from a pipe, and
   out-of-memory kill) — that test is *crashed*, with the signal;
 
 and in both cases starts a new child for the tests that are left, so one broken task costs only
-itself. Modules run ``jobs`` at a time.
+itself. The groups run ``jobs`` at a time.
 """
 from __future__ import annotations
 
@@ -30,11 +31,14 @@ STARTUP_LIMIT = 300.0  # seconds for a child to import and collect (numba's firs
 
 
 class ModuleRun:
-    """Grade one task module: start children until every one of its tests has a result."""
+    """Grade task modules (one, or a few in one process): start children until every one of their
+    tests has a result."""
 
-    def __init__(self, module: int, impl: str, task: str | None, *, root: Path, timeout: float,
+    def __init__(self, modules, impl: str, task: str | None, *, root: Path, timeout: float,
                  preexec=None, env=None, verbose: bool = False, stop: threading.Event | None = None):
-        self.module, self.impl, self.task, self.root = module, impl, task, Path(root)
+        self.modules = [modules] if isinstance(modules, int) else sorted(modules)
+        self.label = ("module " if len(self.modules) == 1 else "modules ") + ", ".join(map(str, self.modules))
+        self.impl, self.task, self.root = impl, task, Path(root)
         self.timeout, self.preexec, self.env, self.verbose = timeout, preexec, env, verbose
         self.stop = stop or threading.Event()
         self.tests: dict[str, TestResult] = {}  # nodeid -> result, in collection order
@@ -55,7 +59,7 @@ class ModuleRun:
             now_done = {n for n, t in self.tests.items() if t.status != NOT_RUN} | self.given_up
             stalled = stalled + 1 if now_done == done else 0
             if stalled >= 2:  # the child dies between tests, twice with no progress
-                self.problem = (f"the test process of module {self.module} keeps dying outside any test "
+                self.problem = (f"the test process of {self.label} keeps dying outside any test "
                                 f"(exit code {self.proc.returncode})")
                 break
         return self
@@ -64,7 +68,7 @@ class ModuleRun:
         """Run one child, skipping the tests in ``done`` (sent on its stdin, so that a child running
         as another user needs no file of ours); True when it reported 'done'."""
         read_fd, write_fd = os.pipe()
-        cmd = [sys.executable, "-m", "minilm.grading.child", "--impl", self.impl, "--module", str(self.module),
+        cmd = [sys.executable, "-m", "minilm.grading.child", "--impl", self.impl, "--module", ",".join(map(str, self.modules)),
                "--fd", str(write_fd), "--root", str(self.root)]
         if self.task:
             cmd += ["--task", self.task]
@@ -97,7 +101,7 @@ class ModuleRun:
                         continue
                     self._kill()
                     if current is None:
-                        self.problem = (f"the graded tests of module {self.module} did not start within "
+                        self.problem = (f"the graded tests of {self.label} did not start within "
                                         f"{STARTUP_LIMIT:.0f} s (importing or collecting hung)")
                     else:
                         self._timed_out(current)
@@ -109,7 +113,7 @@ class ModuleRun:
                     if current is not None:
                         self._crashed(current, code)
                     elif not finished and not self.tests:
-                        self.problem = f"the graded tests of module {self.module} could not start (exit code {code})"
+                        self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
                     return finished
                 event = json.loads(line)
                 kind = event["event"]
