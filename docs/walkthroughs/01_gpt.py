@@ -23,7 +23,7 @@ import numpy as np
 
 from autograd import no_grad, optim
 import autograd.functional as F
-from minilm.baselines import NGramLM
+from minilm.downstream.baselines import NGramLM
 from minilm.data import lm_blocks, sample_lm_batch, synthetic_corpus, train_val_split
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.tokenizers import WordPieceTokenizer

@@ -23,9 +23,9 @@ import numpy as np
 import autograd.functional as F
 from autograd import Tensor, no_grad, optim
 from minilm.data import sentiment_dataset
-from minilm.distill import (DistillWeights, DistilStudent, StudentConfig, default_layer_map, distill_objective,
+from minilm.downstream.distill import (DistillWeights, DistilStudent, StudentConfig, default_layer_map, distill_objective,
                             init_student_from_teacher, inference_parameters)
-from minilm.finetune import classification_accuracy, encode_texts
+from minilm.downstream.finetune import classification_accuracy, encode_texts
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForSequenceClassification
 from minilm.tokenizers import WordPieceTokenizer

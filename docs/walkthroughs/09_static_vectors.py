@@ -25,10 +25,10 @@ import _checkout  # noqa: F401  (puts the checkout's root on sys.path: see _chec
 import numpy as np
 
 from minilm.data import synthetic_corpus, word_similarity_pairs
-from minilm.finetune import pretrain_bert
+from minilm.downstream.finetune import pretrain_bert
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining
-from minilm.static import bert_encoder, markdown_table, plot_report, similarity_scores, static_report, static_vectors
+from minilm.downstream.static import bert_encoder, markdown_table, plot_report, similarity_scores, static_report, static_vectors
 from minilm.tokenizers import WordPieceTokenizer
 
 start = time.perf_counter()

@@ -3,7 +3,7 @@
 What it measures (DESIGN "Performance"; every number is a median of repeated runs):
 
 * ``gpt_mini`` — the reference workload (``workloads.py``): ms per training step, tokens/s; with
-  ``vs_torch`` the same model in PyTorch (``minilm/bench_torch.py``, started from our weights),
+  ``vs_torch`` the same model in PyTorch (``minilm/bench/vs_torch.py``, started from our weights),
   timed step for step in turn with ours in this process, and the ratio ours / PyTorch;
 * ``bert_mini`` — BERT of the same size with its MLM and NSP heads: ms per step, tokens/s;
 * ``kernels`` — each numba kernel against its NumPy twin (``micro.py``);
@@ -59,7 +59,7 @@ def _torch_or_none():
         import torch  # noqa: F401
     except ImportError:
         return None
-    from minilm import bench_torch
+    from minilm.bench import vs_torch as bench_torch
     return bench_torch
 
 

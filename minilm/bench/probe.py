@@ -30,7 +30,7 @@ def _child(framework: str, steps: int, sizes_json: str) -> dict:
     sizes = Sizes(**json.loads(sizes_json)) if sizes_json else Sizes()
     if framework == "torch":
         from autograd import kernels
-        from minilm import bench_torch
+        from minilm.bench import vs_torch as bench_torch
         threads = kernels.get_num_threads()["numba"]  # as many as the engine would use here
         build = lambda s: bench_torch.gpt_mini(s, threads=threads)[0]  # noqa: E731
     else:

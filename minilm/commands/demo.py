@@ -30,7 +30,7 @@ def register(sub):
 def run(args):
     from tqdm import tqdm
 
-    from minilm.demo import Demo, DemoConfig, summarize
+    from minilm.experiments.demo import Demo, DemoConfig, summarize
     cfg = DemoConfig(steps=args.steps)
     runs, demos = [], []
     start = time.time()

@@ -1,14 +1,18 @@
 """``minilm embed``: embeddings from a trained model.
 
 * ``minilm embed --static [--checkpoint CKPT]``: static word vectors per layer and subword pooling
-  (Task 11.1, ``minilm/static.py``), scored on the synthetic word-similarity pairs; a Markdown
+  (Task 11.1, ``minilm/downstream/static.py``), scored on the synthetic word-similarity pairs; a Markdown
   table on stdout and a PNG plot (``--out``). Without a checkpoint a small BERT is pre-trained first.
 * ``minilm embed --static DIR``: the same on a Hugging Face BERT folder (e.g. all-MiniLM-L6-v2) with
   its own vocabulary (``minilm/pretrained/static_words.py``), followed by the cosine between
   ``pooler_output`` and h[CLS] on a few sentences (docs/pretrained.md). ``--words english`` scores
   rarer English words of several WordPieces instead, where the subword pooling f matters.
-* ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained folder
-  (``minilm/pretrained_embed.py``).
+* ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained folder, the recipe of
+  sentence-transformers for all-MiniLM-L6-v2 (``minilm/pretrained/sentence.py``): mean of the last
+  hidden states over the real tokens, scaled to unit length, so cosine similarity is a dot product,
+  which the text output prints for every pair. ``--json`` prints ``{"tokens": [[...], ...],
+  "embeddings": [[...], ...]}``: each text's tokens with [CLS]/[SEP] and without [PAD], and its
+  embedding.
 """
 import json
 import sys
@@ -69,14 +73,36 @@ def run(args):
     if not args.model_dir:
         raise MiniLMError("embed: give a pretrained model folder and texts (minilm embed DIR TEXT...), "
                           "or --static for static word vectors")
-    from minilm.pretrained_embed import run as run_sentences
     return run_sentences(args)
+
+
+def run_sentences(args) -> int:
+    import numpy as np
+    from minilm.pretrained import load_bert
+    if args.batch_size < 1:
+        raise ConfigError(f"embed: --batch-size={args.batch_size}, expected >= 1")
+    if not args.texts:
+        raise ConfigError("embed: give a model folder DIR and at least one TEXT: minilm embed DIR TEXT...")
+    bert = load_bert(args.model_dir)
+    tokens, emb = bert.embed(args.texts, batch_size=args.batch_size)   # (N, C), unit rows
+    if args.json:
+        print(json.dumps({"tokens": tokens, "embeddings": emb.astype(float).tolist()}))
+        return 0
+    print(f"{len(args.texts)} texts → {emb.shape[1]}-dim unit vectors (mean pooling, L2 norm)", file=sys.stderr)
+    for text, toks, e in zip(args.texts, tokens, emb):
+        print(f"{text!r}: {len(toks)} tokens, [{', '.join(f'{x:.4f}' for x in e[:6])}, …]")
+    if len(args.texts) > 1:
+        sims = emb @ emb.T                                              # (N, N) cosine similarities
+        print("cosine similarity:")
+        for row in sims:
+            print("  " + " ".join(f"{s:6.3f}" for s in np.atleast_1d(row)))
+    return 0
 
 
 def _bert(args):
     import numpy as np
     from minilm.data import synthetic_corpus
-    from minilm.finetune import pretrain_bert
+    from minilm.downstream.finetune import pretrain_bert
     from minilm.models.bert import BertConfig, BertForPreTraining
     from minilm.tokenizers import WordPieceTokenizer
     if args.model_dir:
@@ -104,7 +130,7 @@ def _bert(args):
 def run_static(args):
     import numpy as np
     from minilm.data import synthetic_corpus, word_similarity_pairs
-    from minilm.static import markdown_table, plot_report, static_report
+    from minilm.downstream.static import markdown_table, plot_report, static_report
     bert, tok, pretrained = _bert(args)
     if args.words == "english":
         from minilm.pretrained.static_words import english_pairs, english_sentences

@@ -1,5 +1,5 @@
 """``minilm finetune``: pre-train a small BERT, fine-tune it on sentiment with negation, and compare
-it with a bag-of-words baseline (``minilm/finetune.py``)."""
+it with a bag-of-words baseline (``minilm/downstream/finetune.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import sys
 from minilm.cli import add_common
 
 ORDER = 4
-GPT_N_TRAIN = 200  # = minilm.gpt_finetune.N_TRAIN (not imported here, to keep `minilm --help` fast)
+GPT_N_TRAIN = 200  # = minilm.downstream.gpt_finetune.N_TRAIN (not imported here, to keep `minilm --help` fast)
 
 DESCRIPTION = """\
 Pre-train a small BERT (MLM + NSP) on the synthetic corpus for --pretrain-steps steps, or load one
@@ -34,7 +34,7 @@ majority class) and every seed's numbers."""
 def register(sub):
     p = sub.add_parser("finetune", help="pre-train + fine-tune BERT on sentiment with negation, vs bag of words",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from minilm.finetune import FinetuneConfig
+    from minilm.downstream.finetune import FinetuneConfig
     d = FinetuneConfig()
     p.add_argument("--family", choices=("bert", "gpt"), default=d.family,
                    help="the encoder: bert (default), or gpt (GPT-1 fine-tuning with the auxiliary LM loss, Task 12.1)")
@@ -81,7 +81,7 @@ def format_report(r: dict) -> str:
 
 def run(args):
     if args.family == "gpt":
-        from minilm.gpt_finetune import format_gpt_report, run_gpt_finetune
+        from minilm.downstream.gpt_finetune import format_gpt_report, run_gpt_finetune
         result = run_gpt_finetune(args.aux_lm, "last" if args.pool == "cls" else args.pool,
                                   seeds=range(args.seed, args.seed + args.seeds), steps=args.steps,
                                   pretrain_steps=args.pretrain_steps, batch_size=args.batch_size, lr=args.lr,
@@ -89,7 +89,7 @@ def run(args):
                                   n_embd=args.n_embd, n_layer=args.n_layer, n_head=args.n_head, progress=not args.quiet)
         print(json.dumps(result) if args.json else format_gpt_report(result))
         return 0
-    from minilm.finetune import FinetuneConfig, run_finetune
+    from minilm.downstream.finetune import FinetuneConfig, run_finetune
     n_train = {} if args.n_train is None else {"n_train": args.n_train}
     cfg = FinetuneConfig(family=args.family, pool=args.pool, steps=args.steps, pretrain_steps=args.pretrain_steps,
                          batch_size=args.batch_size, lr=args.lr, **n_train, n_test=args.n_test,

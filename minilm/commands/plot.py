@@ -1,9 +1,9 @@
 """``minilm plot FIGURE``: the pictures of the course, as PNG files.
 
-    minilm plot attention CKPT --text "..."   attention maps per layer and head (minilm/plots_attention.py)
-    minilm plot masks                         the mask of every objective (minilm/plots_masks.py)
-    minilm plot corruption --text "..."       what each corruption does to a text (minilm/plots_corruption.py)
-    minilm plot losses RUN_DIR...             several runs' loss curves (minilm/plots.py)
+    minilm plot attention CKPT --text "..."   attention maps per layer and head (minilm/plots/attention.py)
+    minilm plot masks                         the mask of every objective (minilm/plots/masks.py)
+    minilm plot corruption --text "..."       what each corruption does to a text (minilm/plots/corruption.py)
+    minilm plot losses RUN_DIR...             several runs' loss curves (minilm/plots/__init__.py)
 
 Each writes one PNG (``--out PATH``; default ``runs/plots/FIGURE.png``) and prints its path on stdout.
 The figures run the library's own functions, so with ``--impl exercises`` they show *your* masks
@@ -81,17 +81,17 @@ def _done(path) -> int:
 
 
 def run_attention(args):
-    from minilm.plots_attention import attention_plot
+    from minilm.plots.attention import attention_plot
     return _done(attention_plot(args.checkpoint, args.text, args.out, max_tokens=args.max_tokens))
 
 
 def run_masks(args):
-    from minilm.plots_masks import masks_figure
+    from minilm.plots.masks import masks_figure
     return _done(masks_figure(args.out, T=args.length, prefix=args.prefix, rng=np.random.default_rng(args.seed)))
 
 
 def run_corruption(args):
-    from minilm.plots_corruption import corruption_figure, corruption_rows
+    from minilm.plots.corruption import corruption_figure, corruption_rows
     tokenizer = generator = None
     name = ""
     if args.generator is not None:
@@ -113,7 +113,7 @@ def load_generator(path):
     masked_lm = getattr(model, "generator", None)
     masked_lm = model if masked_lm is None else masked_lm
 
-    from minilm.plots_attention import context_length
+    from minilm.plots.attention import context_length
     window = context_length(masked_lm) or context_length(model) or 10**9
 
     def generator(ids):

@@ -149,7 +149,7 @@ class BertMLM:
 
 
 def _reference(data) -> dict:
-    from minilm.baselines import NGramLM
+    from minilm.downstream.baselines import NGramLM
     special = np.asarray(data.special)
     tokens = [row[(mask > 0) & ~np.isin(row, special)] for row, mask in zip(data.train_ids, data.train_mask)]
     labels = data.val_labels

@@ -10,7 +10,7 @@ dropping the soft targets cost the most GLUE points, dropping the cosine term le
 scores. Hinton et al. (2015) scale the soft term by T² so that its gradients keep their size as
 T grows.
 
-The miniature (all of it ``minilm.distill`` and ``minilm.finetune``): per seed, one teacher — a
+The miniature (all of it ``minilm.downstream.distill`` and ``minilm.downstream.finetune``): per seed, one teacher — a
 4-layer BERT pre-trained with MLM + NSP on the synthetic corpus, then fine-tuned on a few hundred
 labelled pairs of the three-class entailment task (``minilm.data.entailment_dataset``: hypernyms,
 added details and negation decide the label; chance is 33%) — is trained once and kept for every
@@ -50,7 +50,7 @@ CONDITIONS = {  # row label -> (student layers, objective); the teacher row is t
     "2 layers: soft + cosine": (2, "cosine"),
     "2 layers: soft + hidden/attn MSE": (2, "tinybert"),
 }
-OBJECTIVES = {  # DistillWeights of each objective (minilm/distill.py)
+OBJECTIVES = {  # DistillWeights of each objective (minilm/downstream/distill.py)
     "hard": {"hard": 1.0, "soft": 0.0},
     "soft": {"hard": 0.5, "soft": 0.5},
     "cosine": {"hard": 0.5, "soft": 0.5, "cos": 1.0},
@@ -79,7 +79,7 @@ def teacher_label(settings: dict) -> str:
 
 def weights_for(objective: str, temperature: float):
     """The ``DistillWeights`` of one objective of :data:`OBJECTIVES`."""
-    from minilm.distill import DistillWeights
+    from minilm.downstream.distill import DistillWeights
     if objective not in OBJECTIVES:
         raise ConfigError(f"distillation: unknown objective {objective!r}, expected one of {list(OBJECTIVES)}")
     return DistillWeights(temperature=temperature, **OBJECTIVES[objective])
@@ -87,7 +87,7 @@ def weights_for(objective: str, temperature: float):
 
 def encode_pairs(tokenizer, examples, max_len: int) -> tuple[np.ndarray, np.ndarray]:
     """``[CLS] premise [SEP] hypothesis [SEP]`` for every example: ids and attention mask (N, T).
-    The segment ids are dropped: ``minilm.distill`` and ``classification_accuracy`` feed none, and
+    The segment ids are dropped: ``minilm.downstream.distill`` and ``classification_accuracy`` feed none, and
     the [SEP] already marks the boundary."""
     from minilm.data import pad_batch
     seqs = [tokenizer.encode_pair(e.premise, e.hypothesis)[0] for e in examples]
@@ -114,7 +114,7 @@ def teacher_bundle(seed: int, settings: dict) -> dict:
 
 def _train_teacher(seed: int, s: dict) -> dict:
     from minilm.data import entailment_dataset, synthetic_corpus
-    from minilm.finetune import classification_accuracy, finetune_classifier, pretrain_bert
+    from minilm.downstream.finetune import classification_accuracy, finetune_classifier, pretrain_bert
     from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification
     from minilm.tokenizers import WordPieceTokenizer
     data_rng = np.random.default_rng([seed, 1])
@@ -161,7 +161,7 @@ class StudentRun:
         return b["ids"][idx, :T], b["mask"][idx, :T], b["y"][idx]
 
     def loss(self, model, batch):
-        from minilm.distill import distill_objective
+        from minilm.downstream.distill import distill_objective
         ids, mask, y = batch
         loss, terms = distill_objective(model, self.b["teacher"], ids, mask, y, self.weights)
         return loss, {"tokens": int(mask.sum()), **terms}
@@ -184,7 +184,7 @@ class StudentRun:
 def make_student(bundle: dict, layers: int, objective: str, seed: int):
     """A ``DistilStudent`` of ``layers`` blocks at the teacher's width, initialised from evenly
     spread teacher layers, the teacher's embeddings and its classifier (DistilBERT)."""
-    from minilm.distill import DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
+    from minilm.downstream.distill import DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
     teacher = bundle["teacher"]
     t = teacher.config
     config = StudentConfig(vocab_size=t.vocab_size, max_position_embeddings=t.max_position_embeddings,
@@ -226,7 +226,7 @@ def plan(args, quick: bool) -> Plan:
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    from minilm.distill import inference_parameters
+    from minilm.downstream.distill import inference_parameters
     from minilm.train import TrainConfig, train
     is_teacher = condition == teacher_label(settings)
     if not is_teacher and CONDITIONS.get(condition) is None:

@@ -125,7 +125,7 @@ def entailment_probe(encode, tokenizer, seed: int, settings: dict) -> float:
 def bag_of_words_accuracy(seed: int, settings: dict) -> float:
     """The lexical reference: logistic regression on the premise's words and the hypothesis's words
     (kept apart with a prefix), trained and tested on the same pairs as the probe."""
-    from minilm.baselines import BagOfWordsClassifier
+    from minilm.downstream.baselines import BagOfWordsClassifier
     from minilm.data import entailment_dataset
     rng = np.random.default_rng([seed, 77])
     train = entailment_dataset(settings["probe_train"], rng=rng)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from autograd.errors import CheckpointError
-from minilm.safetensors_io import read_safetensors, write_safetensors
+from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
 
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"

@@ -1,7 +1,7 @@
 """Task module 11 on real weights: static word vectors from a Hugging Face BERT folder
 (all-MiniLM-L6-v2), and why ``pooler_output`` is not h[CLS].
 
-``minilm embed --static DIR`` runs ``minilm.static.static_report`` (Bommasani, Davis & Cardie
+``minilm embed --static DIR`` runs ``minilm.downstream.static.static_report`` (Bommasani, Davis & Cardie
 2020; the slots of Task 11.1) on the encoder of ``load_bert(DIR)`` with the folder's own
 WordPiece vocabulary. The words to score are those of ``minilm.data.word_similarity_pairs``
 (dog/cat vs dog/singer: plain English, so a real uncased vocabulary knows them) and the

@@ -116,7 +116,7 @@ class BartRecipe:
         return {"loss": total / n, "token_accuracy": correct / n, "exact_match": em}
 
     def baselines(self):
-        from minilm.baselines import NGramLM
+        from minilm.downstream.baselines import NGramLM
         V = self.tokenizer.vocab_size
         # the LM baselines predict each clean token from the one before (the decoder's input)
         x = np.concatenate([np.r_[self.tokenizer.sep_id, t[:-1]] for _, t in self.val])

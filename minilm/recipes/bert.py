@@ -33,7 +33,7 @@ class BertRecipe:
     family = "bert"
 
     def __init__(self, args):
-        from minilm.baselines import MostFrequentToken
+        from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import create_nsp_instances, encode_documents, nsp_arrays
         from minilm.models.bert import BertConfig, BertForPreTraining
         from minilm.tokenizers import WordPieceTokenizer

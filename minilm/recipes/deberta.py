@@ -35,7 +35,7 @@ class DebertaRecipe:
     family = "deberta"
 
     def __init__(self, args):
-        from minilm.baselines import MostFrequentToken
+        from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import pad_batch
         from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
         from minilm.tokenizers import WordPieceTokenizer
@@ -96,7 +96,7 @@ class DebertaRecipe:
     def _bert_accuracy(self, steps) -> float:
         """A BERT of the same size (absolute positions at the input, MLM only) on the same data."""
         from autograd import no_grad
-        from minilm.finetune import _train_loop
+        from minilm.downstream.finetune import _train_loop
         from minilm.models.bert import BertConfig, BertForPreTraining
         a = self.args
         cfg = BertConfig(vocab_size=self.tokenizer.vocab_size, max_position_embeddings=self.train_ids.shape[1],

@@ -1,12 +1,12 @@
 """Distillation: a fine-tuned BERT teacher teaches a smaller student the sentiment-with-negation task.
 
 1. Teacher: pre-train a BERT (MLM + NSP) on the synthetic corpus and fine-tune it on the labelled
-   sentences (``minilm.finetune``) — or load one with --teacher CKPT (a classifier saved by an
+   sentences (``minilm.downstream.finetune``) — or load one with --teacher CKPT (a classifier saved by an
    earlier ``minilm train distill``, OUT/teacher.npz, or a ``minilm train bert`` checkpoint, which
    is then fine-tuned). The teacher is saved to OUT/teacher.npz for reuse.
 2. Student: fewer layers (--student-layers) and/or narrower (--student-n-embd); when the widths
    match it starts from the teacher's embeddings and evenly spread layers (DistilBERT).
-3. Distil on the same sentences with any weighted mix (minilm/distill.py): hard CE, soft KL·T²,
+3. Distil on the same sentences with any weighted mix (minilm/downstream/distill.py): hard CE, soft KL·T²,
    logit MSE, hidden cosine, hidden MSE through W_h, attention-score MSE.
 
 The summary reports the student's accuracy as a share of the teacher's (``retained``), both
@@ -45,7 +45,7 @@ def add_arguments(p):
     s.add_argument("--n-train", type=int, default=2000, help="labelled training sentences (default 2000)")
     s.add_argument("--n-test", type=int, default=1000, help="held-out sentences (default 1000)")
     s.add_argument("--batch-size", type=int, default=32, help="sentences per step (default 32)")
-    w = p.add_argument_group("loss weights (minilm/distill.py)")
+    w = p.add_argument_group("loss weights (minilm/downstream/distill.py)")
     w.add_argument("--temperature", type=float, default=2.0, help="T of the soft targets (default 2)")
     w.add_argument("--alpha-hard", type=float, default=0.5, help="hard-label CE (default 0.5)")
     w.add_argument("--alpha-soft", type=float, default=0.5, help="soft-target KL·T² (default 0.5)")
@@ -80,8 +80,8 @@ class DistillRecipe:
     def __init__(self, args):
         from minilm.checkpoint import model_meta, save_checkpoint
         from minilm.data import sentiment_dataset
-        from minilm.distill import DistillWeights, DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
-        from minilm.finetune import classification_accuracy, encode_texts
+        from minilm.downstream.distill import DistillWeights, DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
+        from minilm.downstream.finetune import classification_accuracy, encode_texts
         self.weights = DistillWeights(hard=args.alpha_hard, soft=args.alpha_soft, temperature=args.temperature,
                                       logit_mse=args.alpha_mse, cos=args.alpha_cos, hidden_mse=args.alpha_hidden,
                                       attention=args.alpha_att)
@@ -129,7 +129,7 @@ class DistillRecipe:
     def _teacher(self, args, train, test):
         from minilm.checkpoint import load_model
         from minilm.data import synthetic_corpus
-        from minilm.finetune import encode_texts, finetune_classifier, pretrain_bert
+        from minilm.downstream.finetune import encode_texts, finetune_classifier, pretrain_bert
         from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification
         from minilm.tokenizers import WordPieceTokenizer
         if args.teacher is not None:
@@ -166,14 +166,14 @@ class DistillRecipe:
         return {"input_ids": self.ids[idx, :T], "attention_mask": self.mask[idx, :T], "labels": self.y_train[idx]}
 
     def loss(self, model, batch):
-        from minilm.distill import distill_objective
+        from minilm.downstream.distill import distill_objective
         loss, terms = distill_objective(model, self.teacher, batch["input_ids"], batch["attention_mask"],
                                         batch["labels"], self.weights)
         return loss, {"tokens": int(batch["attention_mask"].sum()), **terms}
 
     def evaluate(self, model):
-        from minilm.distill import distill_objective
-        from minilm.finetune import classification_accuracy
+        from minilm.downstream.distill import distill_objective
+        from minilm.downstream.finetune import classification_accuracy
         correct = classification_accuracy(model, self.test_ids, self.test_mask, self.y_test)
         total, n = 0.0, len(self.y_test)
         for i in range(0, n, 250):
@@ -187,7 +187,7 @@ class DistillRecipe:
                 "teacher_accuracy": self.teacher_accuracy, "retained": accuracy / max(self.teacher_accuracy, 1e-12)}
 
     def baselines(self):
-        from minilm.distill import inference_parameters
+        from minilm.downstream.distill import inference_parameters
         t_sec, s_sec = forward_seconds([self.teacher, self.model], self.test_ids, self.test_mask)
         self.model.train()
         t_par, s_par = inference_parameters(self.teacher), inference_parameters(self.model)

@@ -68,7 +68,7 @@ class ElectraRecipe:
     family = "electra"
 
     def __init__(self, args):
-        from minilm.baselines import MostFrequentToken
+        from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import encode_documents, pack_sentences
         from minilm.models.electra import Electra, ElectraConfig
         from minilm.tokenizers import WordPieceTokenizer

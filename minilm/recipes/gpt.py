@@ -33,7 +33,7 @@ class GPTRecipe:
     family = "gpt"
 
     def __init__(self, args):
-        from minilm.baselines import NGramLM
+        from minilm.downstream.baselines import NGramLM
         from minilm.data import lm_blocks
         from minilm.models.gpt import GPT, GPTConfig
         from minilm.tokenizers import WordPieceTokenizer
@@ -75,7 +75,7 @@ class GPTRecipe:
         return {"loss": total / n}
 
     def baselines(self):
-        from minilm.baselines import NGramLM
+        from minilm.downstream.baselines import NGramLM
         unigram = NGramLM(order=1).fit(self.train_ids, self.tokenizer.vocab_size)
         return {"bigram_loss": self.bigram.loss(self.val_x, self.val_y),
                 "unigram_loss": unigram.loss(self.val_x, self.val_y)}

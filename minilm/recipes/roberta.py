@@ -57,7 +57,7 @@ def default_args(**overrides) -> argparse.Namespace:
 
 def downstream_texts(seed: int, n: int = 1000) -> list[str]:
     """Sentences of the sentiment task, added to the tokenizer's training text (not to pre-training)
-    so that the fine-tuning words have tokens of their own, as ``minilm.finetune`` does."""
+    so that the fine-tuning words have tokens of their own, as ``minilm.downstream.finetune`` does."""
     from minilm.data import sentiment_dataset
     return [e.text for e in sentiment_dataset(n, rng=np.random.default_rng([seed, 31]))]
 
@@ -104,7 +104,7 @@ class RobertaRecipe:
     family = "roberta"
 
     def __init__(self, args):
-        from minilm.baselines import MostFrequentToken, NGramLM
+        from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.corruption import MaskedDataset, roberta_mask
         from minilm.data import encode_documents, roberta_blocks
         from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
@@ -223,7 +223,7 @@ def describe(s) -> str:
 class EncoderClassifier(nn.Module):
     """A pre-trained encoder (any model with ``encode(ids, attention_mask) -> (B, T, C)``: RoBERTa,
     ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``). It has the
-    call signature of ``BertForSequenceClassification``, so ``minilm.finetune``'s loop trains it."""
+    call signature of ``BertForSequenceClassification``, so ``minilm.downstream.finetune``'s loop trains it."""
 
     pool = "cls"
 
@@ -247,9 +247,9 @@ def finetune_sentiment(model, tokenizer, *, steps: int = 200, n_train: int = 200
 
     ``model`` is a ``RobertaForMaskedLM``, an ``Electra`` or any model built as
     ``Cls(config, *, rng)`` with an ``encode`` method; ``tokenizer`` the one it was trained with."""
-    from minilm.baselines import BagOfWordsClassifier
+    from minilm.downstream.baselines import BagOfWordsClassifier
     from minilm.data import sentiment_dataset
-    from minilm.finetune import classification_accuracy, encode_texts, finetune_classifier
+    from minilm.downstream.finetune import classification_accuracy, encode_texts, finetune_classifier
     clone = type(model)(model.config, rng=np.random.default_rng(0))
     clone.load_state_dict(model.state_dict())
     clf = EncoderClassifier(clone, model.config.n_embd, 2, rng=np.random.default_rng([seed, 4]))

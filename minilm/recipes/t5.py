@@ -82,7 +82,7 @@ class TaskData:
         return max(len(t) for _, t in self.val) + 2
 
     def baselines(self, vocab_size) -> dict:
-        from minilm.baselines import NGramLM
+        from minilm.downstream.baselines import NGramLM
         copy = np.mean([s.split(":", 1)[1].strip() == t for s, t in self.val_text])
         unigram = NGramLM(order=1).fit([np.array(t) for _, t in self.train_sample], vocab_size)
         y = np.concatenate([t for _, t in self.val])
@@ -212,7 +212,7 @@ class T5Recipe:
         return metrics
 
     def baselines(self):
-        from minilm.baselines import NGramLM
+        from minilm.downstream.baselines import NGramLM
         V = self.tokenizer.vocab_size
         if self.args.task is not None:
             return self.data.baselines(V)

@@ -36,7 +36,7 @@ class XLNetRecipe:
     family = "xlnet"
 
     def __init__(self, args):
-        from minilm.baselines import MostFrequentToken, NGramLM
+        from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.data import lm_blocks
         from minilm.models.xlnet import XLNet, XLNetConfig
         from minilm.models.xlnet_predict import name_probes

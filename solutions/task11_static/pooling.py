@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograd.errors import ConfigError, ShapeError
-from minilm import static as _lib  # the library's bound slots (a slot never calls another slot directly)
+from minilm.downstream import static as _lib  # the library's bound slots (a slot never calls another slot directly)
 
 SUBWORD_POOLING = ("mean", "max", "min", "last")
 CONTEXT_COMBINATION = ("mean", "max", "min")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from autograd import optim
-from minilm.baselines import NGramLM
+from minilm.downstream.baselines import NGramLM
 from minilm.data import lm_blocks, synthetic_corpus
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.recipes.common import stream

@@ -1,10 +1,10 @@
-"""The simple baselines (``minilm.baselines``): bag-of-words logistic regression, most frequent
+"""The simple baselines (``minilm.downstream.baselines``): bag-of-words logistic regression, most frequent
 token, unigram / bigram language models."""
 import numpy as np
 import pytest
 
 from autograd.errors import MiniLMError
-from minilm.baselines import BagOfWordsClassifier, MostFrequentToken, NGramLM, tokens_of
+from minilm.downstream.baselines import BagOfWordsClassifier, MostFrequentToken, NGramLM, tokens_of
 from minilm.data import sentiment_dataset
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from minilm.cli import main
-from minilm.demo import Demo, DemoConfig, summarize
+from minilm.experiments.demo import Demo, DemoConfig, summarize
 
 
 def test_demo_learns_both_objectives_quickly():

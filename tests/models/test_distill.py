@@ -1,4 +1,4 @@
-"""Distillation (minilm/distill.py, minilm/recipes/distill.py): the T² argument, a frozen teacher,
+"""Distillation (minilm/downstream/distill.py, minilm/recipes/distill.py): the T² argument, a frozen teacher,
 every loss term, and the recipe end to end on a tiny budget."""
 import argparse
 
@@ -8,8 +8,8 @@ import pytest
 import autograd.functional as F
 from autograd import Tensor, optim
 from autograd.errors import ConfigError
-from minilm import distill
-from minilm.distill import (DistillWeights, DistilStudent, StudentConfig, attention_scores, default_layer_map,
+from minilm.downstream import distill
+from minilm.downstream.distill import (DistillWeights, DistilStudent, StudentConfig, attention_scores, default_layer_map,
                             distill_objective, inference_parameters, teacher_state_index)
 from minilm.models.bert import BertConfig, BertForSequenceClassification
 

@@ -1,11 +1,11 @@
-"""``minilm finetune`` (``minilm.finetune``): pre-train, fine-tune on h[CLS], compare with bag of words."""
+"""``minilm finetune`` (``minilm.downstream.finetune``): pre-train, fine-tune on h[CLS], compare with bag of words."""
 import json
 
 import numpy as np
 import pytest
 
 from autograd.errors import ConfigError, MiniLMError
-from minilm.finetune import FinetuneConfig, encode_texts, run_finetune
+from minilm.downstream.finetune import FinetuneConfig, encode_texts, run_finetune
 
 KEYS = ("accuracy", "negation_accuracy", "bow_accuracy", "bow_negation_accuracy")
 

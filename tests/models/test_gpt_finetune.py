@@ -1,4 +1,4 @@
-"""``minilm.gpt_finetune``: GPT-1 fine-tuning with the auxiliary LM loss (Task 12.1 in a pipeline)."""
+"""``minilm.downstream.gpt_finetune``: GPT-1 fine-tuning with the auxiliary LM loss (Task 12.1 in a pipeline)."""
 import json
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from autograd import no_grad
 from autograd.errors import ConfigError, ShapeError
-from minilm.gpt_finetune import (GPTForSequenceClassification, format_gpt_report, gpt_evaluate, lm_loss_padded,
+from minilm.downstream.gpt_finetune import (GPTForSequenceClassification, format_gpt_report, gpt_evaluate, lm_loss_padded,
                                  run_gpt_finetune, text_baselines)
 from minilm.models.gpt import GPT, GPTConfig
 

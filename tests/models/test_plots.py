@@ -50,7 +50,7 @@ def test_attention_figure(gpt_run, tmp_path, capsys):
 
 def test_attention_maps_are_causal_probabilities(gpt_run):
     from minilm.checkpoint import load_model
-    from minilm.plots_attention import attention_maps, encode_for
+    from minilm.plots.attention import attention_maps, encode_for
     model, tok, _ = load_model(gpt_run / "checkpoint.npz")
     ids = encode_for(model, tok, "cats eat fish . dogs drink water . birds sing songs", causal=True)
     assert 1 < len(ids) <= model.config.block_size
@@ -69,7 +69,7 @@ def test_masks_figure(tmp_path, capsys):
 
 
 def test_mask_panels_hold_the_library_masks():
-    from minilm.plots_masks import mask_panels
+    from minilm.plots.masks import mask_panels
     panels = {p["title"].split(" (")[0]: p for p in mask_panels(8, 3, rng=np.random.default_rng(0))}
     assert len(panels) == 8
     np.testing.assert_array_equal(panels["causal"]["mask"], np.tril(np.ones((8, 8), bool)))
@@ -91,7 +91,7 @@ def test_corruption_figure(tmp_path, capsys):
 
 
 def test_corruption_rows_show_each_family():
-    from minilm.plots_corruption import corruption_rows
+    from minilm.plots.corruption import corruption_rows
     text = "cats eat fish. dogs drink water. birds sing songs."
     rows = corruption_rows(text, rng=np.random.default_rng(0))
     labels = [r["label"].split("\n")[0] for r in rows]
@@ -110,8 +110,8 @@ def test_corruption_rows_show_each_family():
 
 def test_figures_survive_unwritten_task_slots(tmp_path):
     """In a student release the slots are stubs: the figures say which task is missing."""
-    from minilm.plots_corruption import corruption_figure, corruption_rows
-    from minilm.plots_masks import masks_figure, mask_panels
+    from minilm.plots.corruption import corruption_figure, corruption_rows
+    from minilm.plots.masks import masks_figure, mask_panels
     with tasks.use("exercises"):
         rows = corruption_rows("cats eat fish.", rng=np.random.default_rng(0))
         panels = mask_panels(rng=np.random.default_rng(0))

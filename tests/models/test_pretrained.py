@@ -13,7 +13,7 @@ from autograd.errors import CheckpointError, ConfigError
 from minilm.models.bert import BertConfig, BertForPreTraining, BertModel
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.pretrained import export, load_bert, load_gpt2
-from minilm.safetensors_io import read_safetensors, write_safetensors
+from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "minilm_l6_golden.npz"
 
@@ -111,28 +111,20 @@ def test_loaded_config_uses_exact_gelu_and_bert_eps(minilm_l6):
 
 @needs_model
 def test_embed_cli_json(capsys):
-    from minilm.pretrained_embed import add_arguments, run
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args([str(MODEL_DIR), "Hello World!", "", "--json"])
+    from minilm.cli import build_parser
+    from minilm.commands.embed import run
+    parser = build_parser()
+    args = parser.parse_args(["embed", str(MODEL_DIR), "Hello World!", "", "--json"])
     assert run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"tokens", "embeddings"}
     assert out["tokens"] == [["[CLS]", "hello", "world", "!", "[SEP]"], ["[CLS]", "[SEP]"]]
     assert np.array(out["embeddings"]).shape == (2, 384)
-    args = parser.parse_args([str(MODEL_DIR), "one", "two"])
+    args = parser.parse_args(["embed", str(MODEL_DIR), "one", "two"])
     assert run(args) == 0 and "cosine similarity" in capsys.readouterr().out
-    with pytest.raises(ConfigError, match="TEXT"):
-        run(argparse.Namespace(model_dir=str(MODEL_DIR), texts=[], json=False))
-
-
-@needs_model
-def test_embed_run_accepts_the_embed_command_parser(capsys):
-    from minilm.cli import build_parser
-    from minilm.pretrained_embed import run
-    args = build_parser().parse_args(["embed", str(MODEL_DIR), "Héllo", "--json"])  # no --batch-size there
-    assert run(args) == 0
-    assert json.loads(capsys.readouterr().out)["tokens"] == [["[CLS]", "hello", "[SEP]"]]
+    args = parser.parse_args(["embed", str(MODEL_DIR), "one", "--batch-size", "0"])
+    with pytest.raises(ConfigError, match="batch-size"):
+        run(args)
 
 
 # ---- export → load round trips (small random models, no package needed) -----------------------

@@ -137,7 +137,7 @@ def test_seq2seq_needs_decoder_ids_and_encoders_refuse_them():
 
 
 def test_a_file_with_an_unknown_key_is_refused(tmp_path):
-    from minilm.safetensors_io import read_safetensors, write_safetensors
+    from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
     for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
         shutil.copy(DATA / "distilbert" / f, tmp_path / f)
     arrays, _ = read_safetensors(DATA / "distilbert" / "model.safetensors")
@@ -174,7 +174,7 @@ def test_fixtures_are_what_transformers_computes(tmp_path):
 def test_t5_v1_1_reads_an_untied_head(tmp_path):
     """A released T5 v1.1 file has an ``lm_head.weight`` of its own (transformers 5 ties it on save,
     so the fixture has none): with a head of 2·E the logits double."""
-    from minilm.safetensors_io import read_safetensors, write_safetensors
+    from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
     for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
         shutil.copy(DATA / "t5-v1_1" / f, tmp_path / f)
     arrays, _ = read_safetensors(DATA / "t5-v1_1" / "model.safetensors")
@@ -189,7 +189,7 @@ def test_t5_v1_1_reads_an_untied_head(tmp_path):
 
 def test_legacy_layer_norm_names_load(tmp_path):
     """TensorFlow-era files call a LayerNorm's parameters gamma / beta (as transformers accepts)."""
-    from minilm.safetensors_io import read_safetensors, write_safetensors
+    from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
     for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
         shutil.copy(DATA / "roberta" / f, tmp_path / f)
     arrays, _ = read_safetensors(DATA / "roberta" / "model.safetensors")

@@ -1,5 +1,5 @@
 """Static word vectors from the real all-MiniLM-L6-v2 (minilm/pretrained/static_words.py,
-minilm/static.py, ``minilm embed --static DIR``) and the pooler ≠ h[CLS] demonstration.
+minilm/downstream/static.py, ``minilm embed --static DIR``) and the pooler ≠ h[CLS] demonstration.
 
 Skipped when the model package is absent. Small on purpose: the corpus is 60 synthetic sentences
 and one subword pooling, so the file runs in a few seconds on two cores."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from autograd.errors import CheckpointError
-from minilm import static
+from minilm.downstream import static
 from minilm.data import synthetic_corpus, word_similarity_pairs
 
 from tests.helpers import MINILM_L6_DIR as MODEL_DIR, needs_minilm_l6

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograd.errors import CheckpointError
-from minilm.safetensors_io import read_header, read_safetensors, write_safetensors
+from minilm.pretrained.safetensors_file import read_header, read_safetensors, write_safetensors
 
 
 def _arrays():

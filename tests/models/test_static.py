@@ -1,11 +1,11 @@
-"""Static word vectors (minilm/static.py) and ``minilm embed --static`` on a tiny BERT."""
+"""Static word vectors (minilm/downstream/static.py) and ``minilm embed --static`` on a tiny BERT."""
 import json
 
 import numpy as np
 import pytest
 
 from autograd.errors import ConfigError, MiniLMError
-from minilm import static
+from minilm.downstream import static
 from minilm.data import synthetic_corpus, word_similarity_pairs
 from minilm.models.bert import BertConfig, BertForPreTraining
 from minilm.tokenizers import WordPieceTokenizer

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .io import atomic_open
+from minilm.io import atomic_open
 
 
 def _plt():

@@ -9,10 +9,10 @@
 3. **Compare** λ = 0 (plain fine-tuning) with λ = ``aux_lm`` (the paper's 0.5) from the *same*
    pre-trained model, data and fine-tuning seed, over several seeds: only λ differs within a seed.
 4. **Baselines**, on the same sentences: a bag-of-words logistic regression
-   (``minilm.baselines.BagOfWordsClassifier``: near chance on the negated half, where only the pair
+   (``minilm.downstream.baselines.BagOfWordsClassifier``: near chance on the negated half, where only the pair
    "not good" decides) and the majority class of the training labels.
 
-    from minilm.gpt_finetune import run_gpt_finetune
+    from minilm.downstream.gpt_finetune import run_gpt_finetune
     r = run_gpt_finetune(0.5, pool="last", seeds=(0, 1, 2))
     r["mean_accuracy"]                       # {"0.0": ..., "0.5": ...}
     r["initial_loss"], r["final_loss"]       # held-out task loss before / after fine-tuning (λ = 0.5)
@@ -42,10 +42,10 @@ import numpy as np
 import autograd.functional as F
 from autograd import nn, no_grad, tasks
 from autograd.errors import ConfigError, ShapeError
-from minilm.baselines import BagOfWordsClassifier
+from minilm.downstream.baselines import BagOfWordsClassifier
 from minilm.blocks import causal_mask, check_token_ids, embed_inputs
 from minilm.data import pad_batch, sentiment_dataset, synthetic_corpus
-from minilm.finetune import _train_loop
+from minilm.downstream.finetune import _train_loop
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.tokenizers import WordPieceTokenizer
 

@@ -7,12 +7,12 @@ The experiment of Devlin et al. 2019 §4 in miniature:
 2. **Fine-tune** it with one new layer on h[CLS] (``BertForSequenceClassification``, Task 5.4) on
    labelled sentences: "the movie was not good ." → negative.
 3. **Compare** with a bag-of-words logistic regression trained on the same sentences
-   (``minilm.baselines``). Half of the test sentences are negated; on those a bag of words is near
+   (``minilm.downstream.baselines``). Half of the test sentences are negated; on those a bag of words is near
    chance, because "good" and "not" are each as frequent in positive as in negative sentences —
    only their combination decides. A Transformer reads them together, so it should beat the
    baseline on the negated items. That comparison is the point of the experiment.
 
-    from minilm.finetune import FinetuneConfig, run_finetune
+    from minilm.downstream.finetune import FinetuneConfig, run_finetune
     result = run_finetune(FinetuneConfig(seed=0))
     result["negation_accuracy"], result["bow_negation_accuracy"]
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from autograd import no_grad, optim
 from autograd.errors import ConfigError, TrainingError
-from minilm.baselines import BagOfWordsClassifier
+from minilm.downstream.baselines import BagOfWordsClassifier
 from minilm.corruption import mask_tokens
 from minilm.data import (create_nsp_instances, encode_documents, nsp_arrays, pad_batch, sentiment_dataset,
                          synthetic_corpus)
