@@ -7,21 +7,11 @@ import numpy as np
 
 from . import tasks
 from .errors import ShapeError
-from .function import Function
+from .function import Function, as_tensor
+from .tensor import Tensor  # defined before tensor.py's last line imports the ops (and so this file)
 
-# Task 1.2: solutions/task01_autograd/elementwise.py
-_T12 = "task01_autograd.elementwise"
-unbroadcast = tasks.bind(_T12, "unbroadcast")
-add_backward = tasks.bind(_T12, "add_backward")
-sub_backward = tasks.bind(_T12, "sub_backward")
-mul_backward = tasks.bind(_T12, "mul_backward")
-div_backward = tasks.bind(_T12, "div_backward")
-pow_backward = tasks.bind(_T12, "pow_backward")
-exp_backward = tasks.bind(_T12, "exp_backward")
-log_backward = tasks.bind(_T12, "log_backward")
-tanh_backward = tasks.bind(_T12, "tanh_backward")
-sigmoid_backward = tasks.bind(_T12, "sigmoid_backward")
-relu_backward = tasks.bind(_T12, "relu_backward")
+slots = tasks.slots("task01_autograd.elementwise")  # Task 1.2: solutions/task01_autograd/elementwise.py
+unbroadcast = slots.unbroadcast  # also used by fused.py
 
 
 def shape_only(a: np.ndarray) -> np.ndarray:
@@ -43,7 +33,6 @@ def broadcast_shape(op: str, *shapes) -> tuple:
 def promote(a, b):
     """PyTorch's rule across kinds: an integer or boolean tensor meeting a floating one takes the
     floating dtype (it has no gradient to lose), so float32 stays float32 (NumPy: float64)."""
-    from .tensor import Tensor
     fa, fb = (np.issubdtype(t.dtype, np.floating) for t in (a, b))
     if fa and not fb and b.dtype.kind in "biu":
         b = Tensor(b.data.astype(a.dtype))
@@ -57,7 +46,6 @@ class _Binary(Function):
 
     @classmethod
     def apply(cls, a, b):
-        from .function import as_tensor
         a, b = promote(as_tensor(a, (a, b)), as_tensor(b, (a, b)))
         broadcast_shape(cls.name, a.shape, b.shape)
         return super().apply(a, b)
@@ -73,7 +61,7 @@ class Add(_Binary):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return add_backward(grad_output, *ctx.saved_tensors)
+        return slots.add_backward(grad_output, *ctx.saved_tensors)
 
 
 class Sub(_Binary):
@@ -86,7 +74,7 @@ class Sub(_Binary):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return sub_backward(grad_output, *ctx.saved_tensors)
+        return slots.sub_backward(grad_output, *ctx.saved_tensors)
 
 
 class Mul(_Binary):
@@ -101,7 +89,7 @@ class Mul(_Binary):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return mul_backward(grad_output, *ctx.saved_tensors)
+        return slots.mul_backward(grad_output, *ctx.saved_tensors)
 
 
 class Div(_Binary):
@@ -115,7 +103,7 @@ class Div(_Binary):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return div_backward(grad_output, *ctx.saved_tensors)
+        return slots.div_backward(grad_output, *ctx.saved_tensors)
 
 
 class Neg(Function):
@@ -142,7 +130,7 @@ class Pow(Function):
         (a,) = ctx.saved_tensors
         if ctx.exponent == 0:  # a ** 0 is the constant 1: gradient 0, even at a = 0 (0 · 0⁻¹ is NaN)
             return np.zeros_like(grad_output)
-        return pow_backward(grad_output, a, ctx.exponent)
+        return slots.pow_backward(grad_output, a, ctx.exponent)
 
 
 class RPow(Function):
@@ -176,7 +164,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return exp_backward(grad_output, *ctx.saved_tensors)
+        return slots.exp_backward(grad_output, *ctx.saved_tensors)
 
 
 class Log(Function):
@@ -187,7 +175,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return log_backward(grad_output, *ctx.saved_tensors)
+        return slots.log_backward(grad_output, *ctx.saved_tensors)
 
 
 class Tanh(Function):
@@ -199,7 +187,7 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return tanh_backward(grad_output, *ctx.saved_tensors)
+        return slots.tanh_backward(grad_output, *ctx.saved_tensors)
 
 
 class Sigmoid(Function):
@@ -216,7 +204,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return sigmoid_backward(grad_output, *ctx.saved_tensors)
+        return slots.sigmoid_backward(grad_output, *ctx.saved_tensors)
 
 
 class LogSigmoid(Function):
@@ -245,7 +233,7 @@ class ReLU(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return relu_backward(grad_output, *ctx.saved_tensors)
+        return slots.relu_backward(grad_output, *ctx.saved_tensors)
 
 
 class Where(Function):
@@ -253,8 +241,6 @@ class Where(Function):
 
     @classmethod
     def apply(cls, cond, a, b):
-        from .function import as_tensor
-        from .tensor import Tensor
         cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond, dtype=bool)
         a, b = promote(as_tensor(a, (a, b)), as_tensor(b, (a, b)))
         broadcast_shape("where", cond.shape, a.shape, b.shape)

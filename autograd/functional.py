@@ -18,7 +18,7 @@ import numpy as np
 
 from . import fused
 from .errors import ConfigError, ShapeError
-from .elementwise import broadcast_shape
+from .elementwise import LogSigmoid, broadcast_shape
 from .function import as_tensor
 from .movement import where
 from .tensor import Tensor, check_axis
@@ -228,7 +228,6 @@ def nll_loss(logp: Tensor, target, ignore_index: int = -100, reduction: str = "m
 
 def logsigmoid(x: Tensor) -> Tensor:
     """log σ(x), finite for any x (one node: ``elementwise.LogSigmoid``)."""
-    from .elementwise import LogSigmoid
     return LogSigmoid.apply(as_tensor(x))
 
 

@@ -2,8 +2,9 @@
 
 ``functional.py`` builds softmax, cross-entropy, layer norm, ... from primitives, and the chain rule
 gives their backward for free — but every primitive writes a temporary array and records a graph
-node. Here each of these ops is a single node whose forward and backward are one kernel call
-(``autograd/kernels``: numba or NumPy, ``set_backend``). ``functional.py`` routes through these
+node. Here each of these ops is a single node whose forward and backward are one kernel call:
+``kernels.active.<kernel>``, a field of the table of numba or NumPy functions that ``set_backend``
+picks (``autograd/kernels/__init__.py``). ``functional.py`` routes through these
 classes and keeps the composed versions (``_softmax_composed``, ...) as the twins that
 ``tests/engine/test_fused_ops.py`` compares them with.
 
@@ -29,7 +30,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
-        out = kernels.softmax_forward(x, axis)
+        out = kernels.active.softmax_forward(x, axis)
         ctx.save_for_backward(out)
         ctx.axis = axis
         return out
@@ -37,7 +38,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (out,) = ctx.saved_tensors
-        return kernels.softmax_backward(grad_output, out, ctx.axis)  # p ⊙ (g − Σ g⊙p)
+        return kernels.active.softmax_backward(grad_output, out, ctx.axis)  # p ⊙ (g − Σ g⊙p)
 
 
 class LogSoftmax(Function):
@@ -45,7 +46,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
-        out = kernels.log_softmax_forward(x, axis)
+        out = kernels.active.log_softmax_forward(x, axis)
         ctx.save_for_backward(out)
         ctx.axis = axis
         return out
@@ -53,7 +54,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (out,) = ctx.saved_tensors
-        return kernels.log_softmax_backward(grad_output, out, ctx.axis)  # g − exp(out)·Σ g
+        return kernels.active.log_softmax_backward(grad_output, out, ctx.axis)  # g − exp(out)·Σ g
 
 
 class SoftmaxCrossEntropy(Function):
@@ -65,7 +66,8 @@ class SoftmaxCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
-        loss, probs = kernels.cross_entropy_forward(logits, target, ignore_index, label_smoothing, reduction)
+        loss, probs = kernels.active.cross_entropy_forward(logits, target, ignore_index, label_smoothing,
+                                                           reduction)
         ctx.save_for_backward(probs)
         ctx.args = target, ignore_index, label_smoothing, reduction
         return loss
@@ -73,7 +75,7 @@ class SoftmaxCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (probs,) = ctx.saved_tensors
-        return kernels.cross_entropy_backward(grad_output, probs, *ctx.args)  # w·(p − q)
+        return kernels.active.cross_entropy_backward(grad_output, probs, *ctx.args)  # w·(p − q)
 
 
 class ScaledMaskedSoftmax(Function):
@@ -85,7 +87,7 @@ class ScaledMaskedSoftmax(Function):
 
     @staticmethod
     def forward(ctx, scores, mask=None, scale=1.0):
-        out = kernels.scaled_masked_softmax_forward(scores, mask, scale)
+        out = kernels.active.scaled_masked_softmax_forward(scores, mask, scale)
         ctx.save_for_backward(out)
         ctx.scale = scale
         return out
@@ -93,7 +95,7 @@ class ScaledMaskedSoftmax(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (out,) = ctx.saved_tensors
-        return kernels.scaled_masked_softmax_backward(grad_output, out, ctx.scale)  # s·P⊙(G − ΣG⊙P)
+        return kernels.active.scaled_masked_softmax_backward(grad_output, out, ctx.scale)  # s·P⊙(G − ΣG⊙P)
 
 
 class LayerNorm(Function):
@@ -101,13 +103,13 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps=1e-5):
-        out, mean, rstd = kernels.layer_norm_forward(x, weight, bias, eps)
+        out, mean, rstd = kernels.active.layer_norm_forward(x, weight, bias, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
         return out
 
     @staticmethod
     def backward(ctx, grad_output):
-        dx, dweight, dbias = kernels.layer_norm_backward(grad_output, *ctx.saved_tensors)
+        dx, dweight, dbias = kernels.active.layer_norm_backward(grad_output, *ctx.saved_tensors)
         return dx, dweight, dbias
 
 
@@ -118,12 +120,12 @@ class GELU(Function):
     def forward(ctx, x, approximate="tanh"):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
-        return kernels.gelu_forward(x, approximate)
+        return kernels.active.gelu_forward(x, approximate)
 
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return kernels.gelu_backward(grad_output, x, ctx.approximate)
+        return kernels.active.gelu_backward(grad_output, x, ctx.approximate)
 
 
 class Embedding(Function):
@@ -137,7 +139,8 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, grad_output):
         C = grad_output.shape[-1]
-        return kernels.embedding_backward(grad_output.reshape(-1, C), ctx.ids.reshape(-1), ctx.num_embeddings)
+        return kernels.active.embedding_backward(grad_output.reshape(-1, C), ctx.ids.reshape(-1),
+                                                 ctx.num_embeddings)
 
 
 class Linear(Function):
@@ -155,7 +158,7 @@ class Linear(Function):
                              "x (..., C_in), weight (C_out, C_in), bias (C_out,)")
         lead, c_in = x.shape[:-1], x.shape[-1]
         x2 = x.reshape(-1, c_in)                                 # (N, C_in): a view if contiguous
-        out = kernels.matmul(x2, weight.T)                       # (N, C_out)
+        out = kernels.active.matmul(x2, weight.T)                # (N, C_out)
         if out.dtype == np.result_type(out, bias):
             out += bias                                          # in place: no second (N, C_out) array
         else:

@@ -1,6 +1,6 @@
 """Matrix multiplication, batched with NumPy broadcasting of the batch dimensions.
 
-Forward runs on the selected kernel backend (``autograd.kernels.matmul``); backward is Task 1.4.
+Forward runs on the selected kernel backend (``kernels.active.matmul``); backward is Task 1.4.
 
 A (..., M, K) @ (K, N) product — what ``Linear`` does to a (B, T, C) batch — is one matrix
 product in disguise: the leading axes fold into the rows, (B·T, C) @ (C, N). ``MatMul`` runs it as
@@ -10,6 +10,8 @@ machine, B rounds of waking BLAS threads), and the weight gradient comes out of 
 ``aᵀ @ g`` instead of a (B, C, N) stack summed over B. The result is the same product.
 """
 import math
+
+import numpy as np
 
 from . import kernels, tasks
 from .errors import ShapeError
@@ -26,7 +28,6 @@ def check_matmul_shapes(a_shape, b_shape):
     if a_shape[-1] != b_shape[-2]:
         raise ShapeError(f"matmul: {a_shape} @ {b_shape}: inner sizes {a_shape[-1]} != {b_shape[-2]}")
     try:
-        import numpy as np
         np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
         raise ShapeError(f"matmul: {a_shape} @ {b_shape}: batch dimensions {a_shape[:-2]} and "
@@ -47,9 +48,9 @@ class MatMul(Function):
             lead = a.shape[:-1]                                  # (..., M)
             a = a.reshape(math.prod(lead), a.shape[-1])          # (rows, K): a view if a is contiguous
             ctx.save_for_backward(a, b)
-            return kernels.matmul(a, b).reshape(lead + (b.shape[-1],))  # (..., M, N)
+            return kernels.active.matmul(a, b).reshape(lead + (b.shape[-1],))  # (..., M, N)
         ctx.save_for_backward(a, b)
-        return kernels.matmul(a, b)
+        return kernels.active.matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -3,9 +3,11 @@
 A *task slot* is a function a student writes (``mul_backward``, ``mask_tokens``, ...). Its reference
 body lives in ``solutions/``; ``exercises/`` is generated from it with the bodies replaced by
 ``raise NotImplementedError("Task M.N: name")``. The library never imports either package directly.
-It binds each slot once, through :func:`bind`::
+It binds each slot once, through :func:`bind`, or all the slots of one task module at once, through
+:func:`slots`::
 
-    mul_backward = tasks.bind("task01_autograd.elementwise", "mul_backward")  # Task 1.2
+    mask_tokens = tasks.bind("task05_bert.masking", "mask_tokens")  # Task 5.2
+    slots = tasks.slots("task01_autograd.elementwise")  # Task 1.2; then slots.mul_backward(...)
 
 and the bound function looks the implementation up *when it is called*, so that
 
@@ -114,6 +116,35 @@ def bind(module: str, name: str):
     slot.__doc__ = f"Task slot {name}: see solutions/{module.replace('.', '/')}.py (or exercises/)."
     slot.slot_module, slot.slot_name = module, name
     return slot
+
+
+class Slots:
+    """The slots of one task module as attributes, bound once for a whole library module::
+
+        slots = tasks.slots("task01_autograd.elementwise")  # Task 1.2: solutions/task01_autograd/elementwise.py
+        ...
+        return slots.mul_backward(grad_output, a, b)
+
+    Each attribute is :func:`bind`'s function for that name (made on first use, then kept)."""
+
+    def __init__(self, module: str):
+        self.module = module
+        self._bound: dict = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._bound:
+            self._bound[name] = bind(self.module, name)
+        return self._bound[name]
+
+    def __repr__(self) -> str:
+        return f"tasks.slots({self.module!r})"
+
+
+def slots(module: str) -> Slots:
+    """All the slots of task module ``module``: ``slots(module).name(...)`` calls ``bind(module, name)``."""
+    return Slots(module)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,8 @@ the new one is complete. Loading uses ``np.load(allow_pickle=False)``; anything 
 """
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import tempfile
 import zipfile
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+import minilm.tokenizers as toks
 from autograd.errors import CheckpointError
 from minilm.io import atomic_open
 
@@ -101,7 +104,6 @@ def restore_tokenizer(ckpt: dict):
     files = ckpt["tokenizer_files"]
     if not files:
         return None
-    import minilm.tokenizers as toks
     cls_name = ckpt["meta"].get("tokenizer_class")
     cls = getattr(toks, cls_name, None)
     if cls is None:
@@ -116,7 +118,6 @@ def restore_tokenizer(ckpt: dict):
 
 def _import(spec: str):
     """``"package.module:Name"`` → the object."""
-    import importlib
     module, _, name = spec.partition(":")
     try:
         return getattr(importlib.import_module(module), name)
@@ -126,7 +127,6 @@ def _import(spec: str):
 
 def model_meta(model, config) -> dict:
     """What :func:`load_model` needs to rebuild ``model``: its class, its config class and values."""
-    import dataclasses
     return {"model_class": f"{type(model).__module__}:{type(model).__name__}",
             "config_class": f"{type(config).__module__}:{type(config).__name__}",
             "config": dataclasses.asdict(config)}
@@ -135,14 +135,13 @@ def model_meta(model, config) -> dict:
 def load_model(path):
     """Rebuild the model saved in a checkpoint: returns ``(model, tokenizer, meta)``; the model is in
     eval mode. The checkpoint's meta must come from :func:`model_meta`."""
-    import numpy as np_
     ckpt = load_checkpoint(path)
     meta = ckpt["meta"]
     for key in ("model_class", "config_class", "config"):
         if key not in meta:
             raise CheckpointError(f"checkpoint {path}: meta has no {key!r}; it was not saved by minilm train")
     config = _import(meta["config_class"])(**meta["config"])
-    model = _import(meta["model_class"])(config, rng=np_.random.default_rng(0))
+    model = _import(meta["model_class"])(config, rng=np.random.default_rng(0))
     try:
         model.load_state_dict(ckpt["model"])
     except CheckpointError as e:

@@ -15,8 +15,10 @@ import importlib
 import pkgutil
 import sys
 
+import minilm.commands
 from autograd import tasks
 from autograd.errors import MiniLMError
+from minilm.recipes.slots import describe_missing, missing_slots
 
 DESCRIPTION = """\
 minilm — the Transformer pre-training families (GPT, BERT, RoBERTa, ELECTRA, XLNet, T5, BART,
@@ -29,9 +31,8 @@ Students:    minilm grade         (grade your exercises/ against the graded test
 
 
 def _command_modules():
-    import minilm.commands as pkg
     mods = []
-    for info in pkgutil.iter_modules(pkg.__path__):
+    for info in pkgutil.iter_modules(minilm.commands.__path__):
         if not info.name.startswith("_"):
             mods.append(importlib.import_module(f"minilm.commands.{info.name}"))
     return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--impl", choices=tasks.IMPLEMENTATIONS, default=None,
                         help="whose task code runs: solutions (reference; default where it exists) or "
                              "exercises (yours). MINILM_IMPL sets the default.")
-    parser.add_argument("--version", action="version", version=f"minilm {__import__('minilm').__version__}")
+    parser.add_argument("--version", action="version", version=f"minilm {minilm.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for mod in _command_modules():
         mod.register(sub)
@@ -67,7 +68,6 @@ def _missing_hint() -> str:
 
 def _report_missing(args, header: str | None = None) -> bool:
     """Print every still-stubbed slot on the command's path (minilm/recipes/slots.py); True if any."""
-    from minilm.recipes.slots import describe_missing, missing_slots
     missing = missing_slots(args)
     if not missing:
         return False

@@ -10,7 +10,9 @@ The rules are task slots:
   num_beams, max_new_tokens, eos_id, length_penalty)`` with ``step_fn(ids (N, t)) -> log-probs
   (N, V)``, so any decoder (GPT, T5, BART) can use it.
 
-This module adds the autoregressive loop, :func:`generate_tokens`, shared by every model.
+This module adds the autoregressive loop, :func:`generate_tokens`, shared by every model: GPT's
+``generate``, the prefix LMs' (``minilm.models.prefixlm.PrefixLMBase.generate``) and the greedy
+path of the encoder–decoders (``minilm.models.seq2seq.generate``).
 Defaults as in the GPT-2 repository: temperature 1, no top-k, no top-p (HF's ``generate``
 defaults to greedy and top_k=50; we make the choice explicit instead).
 
@@ -37,7 +39,7 @@ _argmax = greedy  # generate_tokens has a ``greedy`` flag that hides the name
 
 def generate_tokens(next_logits, idx, max_new_tokens: int, *, rng=None, temperature: float = 1.0,
                     top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
-                    eos_id: int | None = None, context: int | None = None) -> np.ndarray:
+                    eos_id: int | None = None, context: int | None = None, process=None) -> np.ndarray:
     """Extend ``idx`` (B, T0) by up to ``max_new_tokens`` tokens, one at a time; returns (B, T0 + n).
 
     ``next_logits(ids (B, t)) -> (B, V)`` gives the scores of the next token after each row.
@@ -45,6 +47,8 @@ def generate_tokens(next_logits, idx, max_new_tokens: int, *, rng=None, temperat
     ``rng`` (required). ``context`` crops the input of ``next_logits`` to the last ``context``
     tokens (a model with learned positions cannot see more than its block size). With ``eos_id``,
     a row that produced EOS keeps producing EOS, and the loop stops once every row has.
+    ``process(logits (B, V), ids (B, t), step) -> logits`` runs before each choice, as
+    transformers' logits processors do (a banned n-gram, a forced first or last token).
     """
     idx = np.array(idx, dtype=np.int64)                   # a copy
     if idx.ndim != 2:
@@ -55,9 +59,11 @@ def generate_tokens(next_logits, idx, max_new_tokens: int, *, rng=None, temperat
         raise ConfigError("generate_tokens: sampling needs rng= (a numpy.random.Generator); "
                           "or pass greedy=True")
     done = np.zeros(idx.shape[0], dtype=bool)             # (B,) rows that produced EOS
-    for _ in range(max_new_tokens):
+    for step in range(max_new_tokens):
         window = idx if context is None else idx[:, -context:]
         logits = np.asarray(next_logits(window))         # (B, V)
+        if process is not None:
+            logits = np.asarray(process(logits, idx, step))
         if greedy:
             nxt = _argmax(logits)
         else:

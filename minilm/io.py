@@ -13,6 +13,8 @@ import os
 import secrets
 from pathlib import Path
 
+from autograd.errors import ConfigError
+
 
 def _new_temporary(path: Path) -> tuple[int, Path]:
     """Create ``<folder>/<name>.<random>.tmp`` exclusively; its permissions are those ``open()``
@@ -31,7 +33,6 @@ def atomic_open(path, mode: str = "wb", encoding: str | None = None):
     """``with atomic_open(path, "wb") as f: f.write(...)`` — ``path`` appears only when the block ends
     without an exception. ``mode`` is ``"wb"`` or ``"w"`` (text; ``encoding`` then defaults to UTF-8)."""
     if mode not in ("wb", "w"):
-        from autograd.errors import ConfigError  # here, not at the top: plots.py imports this file without the engine
         raise ConfigError(f"atomic_open {path}: mode {mode!r}, expected 'wb' or 'w'")
     path = Path(path)
     fd, tmp = _new_temporary(path)

@@ -8,7 +8,9 @@ Each fixture is a folder the way ``save_pretrained`` writes it (config.json, mod
 tokenizer files) plus ``expected.npz`` (allow_pickle=False): the inputs of a fixed padded batch
 (``input_ids``, ``attention_mask``, and for the encoder-decoders ``decoder_input_ids``) and the
 ``logits`` that the transformers class returns for them in eval mode, float32; and
-``tokens.json``: a few texts with the ids that ``tokenizer(text)["input_ids"]`` gives. Beside them,
+``tokens.json``: a few texts with the ids that ``tokenizer(text)["input_ids"]`` gives (xlnet/ also:
+``perm_mask``, ``target_mapping``, ``token_type_ids`` and their ``logits_two_stream`` in expected.npz,
+and ``line_ids.npz``, its ids of the lines below; needs sentencepiece). Beside them,
 ``lines.npz`` (514 lines — standard-library docstrings and hard cases — with each tokenizer kind's
 ids) and ``spm/`` (a T5 tokenizer converted from a SentencePiece model trained with nmt_nfkc, its
 ``tokenizer.json`` gzipped, and its ids of the same lines plus NFKC cases).
@@ -98,7 +100,70 @@ def make_tokenizer(kind: str):
         return tf.BartTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True))
     if kind == "t5":
         return tf.T5Tokenizer(vocab=unigram_vocab(), extra_ids=4)
+    if kind == "xlnet":
+        return xlnet_tokenizer()
+    if kind in ("deberta", "deberta-v2"):
+        return deberta_tokenizer(kind)
     raise ValueError(kind)
+
+
+# a few SentencePiece normalisation rules (source code points → target), so that the XLNet fixture's
+# tokenizer.json carries a small Precompiled charsmap (nmt_nfkc's, as xlnet-base-cased has, is ~240 KB)
+XLNET_RULES = {"FF21": "41", "FF41": "61", "FB01": "66 69", "3000": "20", "2460": "31", "2122": "54 4D"}
+
+
+def xlnet_tokenizer():
+    """XLNet's tokenizer as transformers converts a SentencePiece model: Unigram, the normalizers
+    Replace(``) Replace('') NFKD StripAccents Precompiled, Metaspace, ``A <sep> <cls>`` at the end, left
+    padding; xlnet-base-cased's special ids (<unk> 0, <s> 1, </s> 2, <cls> 3, <sep> 4, <pad> 5, <mask> 6)."""
+    import tempfile
+
+    import sentencepiece as spm
+    import transformers as tf
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, rules = Path(tmp) / "corpus.txt", Path(tmp) / "rules.tsv"
+        corpus.write_text("\n".join(CORPUS * 5 + [t for t in docstring_lines() if t.strip()]), encoding="utf-8")
+        rules.write_text("".join(f"{a}\t{b}\n" for a, b in XLNET_RULES.items()), encoding="utf-8")
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(Path(tmp) / "spiece"), vocab_size=200,
+                                       model_type="unigram", normalization_rule_tsv=str(rules), unk_id=0, bos_id=1,
+                                       eos_id=2, pad_id=-1, character_coverage=0.9995, minloglevel=2, num_threads=1,
+                                       control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"])
+        return tf.XLNetTokenizer.from_pretrained(tmp)
+
+
+# DeBERTa v1 (GPT-2's byte-level BPE, [CLS] … [SEP]) and v2/v3 (SentencePiece Unigram, Metaspace)
+DEBERTA_SPECIALS = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"]   # deberta-v3's ids 0 … 3 (and its [MASK])
+
+
+def deberta_tokenizer(kind: str):
+    import transformers as tf
+    if kind == "deberta":
+        vocab, merges = bpe_vocab_merges(DEBERTA_SPECIALS)
+        return tf.DebertaTokenizer(vocab=vocab, merges=merges)
+    from tokenizers import SentencePieceUnigramTokenizer
+    trainer = SentencePieceUnigramTokenizer()
+    trainer.train_from_iterator(CORPUS, vocab_size=150, special_tokens=DEBERTA_SPECIALS, unk_token="[UNK]")
+    vocab = [tuple(p) for p in json.loads(trainer.to_str())["model"]["vocab"]]
+    return tf.DebertaV2Tokenizer(vocab=vocab, unk_id=DEBERTA_SPECIALS.index("[UNK]"))
+
+
+def tiny_deberta(name: str, V: int):
+    """v1: separate position projections, no LayerNorm on the relative table, absolute positions at
+    the input, embedding_size 16 < hidden 32, the cls.predictions head (legacy). v3-like: shared keys,
+    c2p|p2c, log buckets (position_buckets 4: distances from 2 on are bucketed, from 8 on clipped, and
+    the batch is longer), norm_rel_ebd layer_norm, the lm_predictions head of the released files.
+    Weights of std 0.2 (not 0.02), so that the paper's index would move the logits by far more than 1e-4."""
+    import transformers as tf
+    common = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
+                  max_position_embeddings=40, relative_attention=True, pos_att_type="c2p|p2c", hidden_act="gelu",
+                  type_vocab_size=0, pad_token_id=0, initializer_range=0.2)   # 0.2: the relative terms weigh
+    if name == "deberta":
+        cfg = tf.DebertaConfig(**common, max_relative_positions=6, position_biased_input=True, embedding_size=16,
+                               legacy=True)
+        return tf.DebertaForMaskedLM(cfg)
+    cfg = tf.DebertaV2Config(**common, max_relative_positions=8, position_buckets=4, share_att_key=True,
+                             norm_rel_ebd="layer_norm", position_biased_input=False, legacy=False)
+    return tf.DebertaV2ForMaskedLM(cfg)
 
 
 # ---- models --------------------------------------------------------------------------------------
@@ -144,13 +209,19 @@ def tiny(name: str, V: int, tok):
                           decoder_start_token_id=0, relative_attention_num_buckets=8,
                           relative_attention_max_distance=16)
         return tf.T5ForConditionalGeneration(cfg), True
+    if name == "xlnet":
+        cfg = tf.XLNetConfig(vocab_size=V, d_model=16, n_layer=2, n_head=2, d_inner=32, ff_activation="gelu",
+                             mem_len=None, pad_token_id=tok.pad_token_id, bos_token_id=1, eos_token_id=2)
+        return tf.XLNetLMHeadModel(cfg), False
+    if name in ("deberta", "deberta-v2"):
+        return tiny_deberta(name, V), False
     raise ValueError(name)
 
 
 FIXTURES = {  # name → tokenizer kind
     "gpt2": "gpt2", "bert": "wordpiece", "roberta": "roberta", "distilbert": "wordpiece",
     "electra-discriminator": "wordpiece", "electra-generator": "wordpiece", "bart": "bart",
-    "t5": "t5", "t5-v1_1": "t5",
+    "t5": "t5", "t5-v1_1": "t5", "xlnet": "xlnet", "deberta": "deberta", "deberta-v2": "deberta-v2",
 }
 
 
@@ -227,6 +298,14 @@ def build(name: str, directory: Path, seed: int) -> dict:
     tokens = {"texts": TOKEN_TEXTS, "input_ids": [tok(t)["input_ids"] for t in TOKEN_TEXTS],
               "transformers": __import__("transformers").__version__, "class": type(model).__name__}
     (directory / "tokens.json").write_text(json.dumps(tokens, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if name == "xlnet":   # the two streams: a factorisation order, three targets a row, segments
+        types = tok(TEXTS, padding=True, return_token_type_ids=True)["token_type_ids"]   # <cls> 2, <pad> 3
+        arrays.update(xlnet_two_stream_inputs(arrays, np.array(types)))
+        with torch.no_grad():
+            arrays["logits_two_stream"] = model(**xlnet_kwargs(arrays)).logits.numpy().astype(np.float32)
+        write_xlnet_lines(tok, directory)
+    if name in ("deberta", "deberta-v2"):   # line_ids.npz: BPE / Unigram ids of the 514 lines + NFKC cases
+        write_xlnet_lines(tok, directory)
     np.savez_compressed(directory / "expected.npz", **arrays)
     return arrays
 
@@ -246,12 +325,18 @@ def check(name: str, directory: Path) -> tuple[float, bool]:
         logits = model(**kwargs).logits.numpy()
     tokens = json.loads((directory / "tokens.json").read_text(encoding="utf-8"))
     same = [tok(t)["input_ids"] for t in tokens["texts"]] == tokens["input_ids"]
+    if "logits_two_stream" in arrays:
+        with torch.no_grad():
+            two = model(**xlnet_kwargs(arrays)).logits.numpy()
+        logits = np.concatenate([logits.ravel(), two.ravel()])
+        arrays["logits"] = np.concatenate([arrays["logits"].ravel(), arrays["logits_two_stream"].ravel()])
+        same = same and xlnet_lines_match(directory)
     return float(np.abs(logits - arrays["logits"]).max()), same
 
 
 def export_check(tmp: Path) -> dict[str, float]:
     """minilm → ``export`` → transformers: {model: max |Δ logits|} for a BART with minilm's own
-    layout (positions from row 0, tanh GELU) and T5 v1.0 / v1.1, random weights, a padded batch.
+    layout (positions from row 0, tanh GELU), T5 v1.0 / v1.1 and XLNetReleased, random weights, a padded batch.
     Imports minilm (so numba must be installed where this runs)."""
     import torch
     import transformers as tf
@@ -282,7 +367,25 @@ def export_check(tmp: Path) -> dict[str, float]:
             logits = theirs(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
                             decoder_input_ids=torch.tensor(dec)).logits.numpy()
         out[name] = float(np.abs(logits - ours).max())
+    out["xlnet"] = xlnet_export_check(tmp, ids, mask, rng)
     return out
+
+
+def xlnet_export_check(tmp: Path, ids, mask, rng) -> float:
+    """A random XLNetReleased (clamped distances, tanh GELU) → export → ``AutoModelForCausalLM``."""
+    import torch
+    import transformers as tf
+    from minilm.models.xlnet_released import XLNetReleased, XLNetReleasedConfig
+    from minilm.pretrained import export, hf_logits
+    model = XLNetReleased(XLNetReleasedConfig(vocab_size=50, n_embd=16, n_layer=2, n_head=2, n_inner=24, clamp_len=3,
+                                              activation="gelu"), rng=rng)
+    for p in model.parameters():
+        p.data += rng.normal(0, 0.05, p.shape).astype(p.data.dtype)
+    ours = hf_logits(model.eval(), ids, mask)
+    theirs = tf.AutoModelForCausalLM.from_pretrained(export(model, tmp / "xlnet")).eval()
+    with torch.no_grad():
+        logits = theirs(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).logits.numpy()
+    return float(np.abs(logits - ours).max())
 
 
 def main(argv=None) -> int:
@@ -392,6 +495,49 @@ def lines_match(out: Path, stored: dict) -> bool:
         if any(tok(t)["input_ids"] != ids[off[k]:off[k + 1]].tolist() for k, t in enumerate(texts)):
             return False
     return True
+
+
+# ---- XLNet: the two streams and the tokenizer's lines ----------------------------------------------
+
+def xlnet_two_stream_inputs(arrays: dict, token_type_ids: np.ndarray) -> dict:
+    """A fixed factorisation order per row (a seeded permutation of the real tokens), ``perm_mask``
+    (i may not see j when j comes at or after i in the order), ``target_mapping`` (the last three
+    tokens of the order, one-hot rows) and the tokenizer's ``token_type_ids``."""
+    rng = np.random.default_rng(0)
+    ids, mask = arrays["input_ids"], arrays["attention_mask"]
+    B, T = ids.shape
+    perm = np.zeros((B, T, T), dtype=np.float32)
+    targets = np.zeros((B, 3, T), dtype=np.float32)
+    for b in range(B):
+        real = np.flatnonzero(mask[b])
+        order = rng.permutation(real)
+        rank = np.full(T, -1)
+        rank[order] = np.arange(len(order))
+        perm[b] = (rank[None, :] >= rank[:, None]) & (rank[None, :] >= 0)
+        targets[b, np.arange(3), order[-3:]] = 1.0
+    return {"perm_mask": perm, "target_mapping": targets, "token_type_ids": token_type_ids.astype(np.int64)}
+
+
+def xlnet_kwargs(arrays: dict) -> dict:
+    import torch
+    return {k: torch.tensor(arrays[k]) for k in ("input_ids", "attention_mask", "perm_mask", "target_mapping",
+                                                  "token_type_ids")}
+
+
+def write_xlnet_lines(tok, directory: Path) -> None:
+    """line_ids.npz: the ids of lines.npz's texts plus the NFKC cases (concatenated, with offsets)."""
+    ids = [tok(t)["input_ids"] for t in spm_texts(directory.parent)]
+    np.savez_compressed(directory / "line_ids.npz", ids=np.array([i for row in ids for i in row], dtype=np.int32),
+                        offsets=np.cumsum([0] + [len(row) for row in ids]).astype(np.int64))
+
+
+def xlnet_lines_match(directory: Path) -> bool:
+    import transformers as tf
+    tok = tf.AutoTokenizer.from_pretrained(directory)
+    with np.load(directory / "line_ids.npz", allow_pickle=False) as f:
+        ids, off = f["ids"], f["offsets"]
+    texts = spm_texts(directory.parent)
+    return all(tok(t)["input_ids"] == ids[off[k]:off[k + 1]].tolist() for k, t in enumerate(texts))
 
 
 if __name__ == "__main__":

@@ -104,7 +104,8 @@ def export_check(*, seed: int = 0, workdir=None) -> dict:
     hf_logging.set_verbosity_error()  # the load reports list the pooler/NSP keys BertForMaskedLM ignores
     try:
         from autograd import no_grad
-        from minilm.models.bert import BertConfig, BertForPreTraining
+        from minilm.models.bert import BertConfig
+        from minilm.models.bert_heads import BertForPreTraining
         from minilm.models.gpt import GPT, GPTConfig
         from minilm.pretrained import export
     except ImportError as e:

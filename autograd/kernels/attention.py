@@ -9,7 +9,7 @@ Three implementations, one result:
 * the NumPy reference below (``set_backend("numpy")``), what every other one must match;
 * Task 2.4's numba kernel, the lesson (``solutions/task02_kernels/attention_softmax.py``): one
   job per (b, h), three passes per row with ``math.exp``; it runs with
-  ``set_backend("numba", everywhere=True)``, so the kit trains on your own kernel;
+  ``set_backend("numba", student_kernels=True)``, so the kit trains on your own kernel;
 * the engine's kernel below, which the numba backend runs by default: the same three passes per
   row, but written so that LLVM vectorises them — float32 rows use ``fastmath.exp_approx``
   instead of ``math.exp``, and the row sums use the vectorising helpers ``row_sum``/``row_dot``.
@@ -26,11 +26,11 @@ import numpy as np
 from .. import tasks
 from ..errors import ShapeError
 from .fastmath import exp_approx, row_dot, row_sum
+from .runtime import numba_entry
 
-# Task 2.4: solutions/task02_kernels/attention_softmax.py — the numba kernels
-_T24 = "task02_kernels.attention_softmax"
-scaled_masked_softmax_forward_task = tasks.bind(_T24, "scaled_masked_softmax_forward")
-scaled_masked_softmax_backward_task = tasks.bind(_T24, "scaled_masked_softmax_backward")
+# Task 2.4: solutions/task02_kernels/attention_softmax.py — the student's numba kernels
+scaled_masked_softmax_forward_task = tasks.bind("task02_kernels.attention_softmax", "scaled_masked_softmax_forward")
+scaled_masked_softmax_backward_task = tasks.bind("task02_kernels.attention_softmax", "scaled_masked_softmax_backward")
 
 
 def scaled_masked_softmax_forward_numpy(scores, mask, scale):
@@ -90,6 +90,7 @@ def _backward_rows(grad_scores, grad_output, out, scale):
             grad_scores[r, j] = scale * out[r, j] * (grad_output[r, j] - dot)
 
 
+@numba_entry(fallback=scaled_masked_softmax_forward_numpy)
 def scaled_masked_softmax_forward_numba(scores, mask, scale):
     """The engine's kernel (module docstring): P with scores' shape and dtype."""
     scores = np.asarray(scores)
@@ -109,6 +110,7 @@ def scaled_masked_softmax_forward_numba(scores, mask, scale):
     return out.reshape(shape)
 
 
+@numba_entry(fallback=scaled_masked_softmax_backward_numpy, arrays=(1,))
 def scaled_masked_softmax_backward_numba(grad_output, out, scale):
     """dL/dscores = scale · P ⊙ (G − Σ G⊙P), row by row."""
     shape, Tk = out.shape, out.shape[-1]

@@ -13,6 +13,8 @@ number and the sum order (n = 0, 1, …) is the same as ``np.add.at``'s.
 import numba
 import numpy as np
 
+from .runtime import numba_entry
+
 _BLOCK = 32  # columns per parallel job
 
 
@@ -35,6 +37,7 @@ def _scatter_add(out, ids, grad):
                 out[row, c] += grad[n, c]
 
 
+@numba_entry(fallback=embedding_backward_numpy)
 def embedding_backward_numba(grad, ids, num_embeddings):
     grad = np.ascontiguousarray(grad)
     out = np.zeros((num_embeddings, grad.shape[1]), dtype=grad.dtype)

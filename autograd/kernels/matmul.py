@@ -19,8 +19,8 @@ multiplication") take it to about half:
 Parallel jobs are (batch entry, chunk of ``MC`` rows): they write disjoint rows, no locks.
 
 Measured by ``minilm bench`` (2 cores, float32): ~50% of OpenBLAS at 512³ (the Task 2.3 loop: ~20%).
-BLAS still wins for the model's 2-D products, so ``kernels.matmul`` keeps them on NumPy; see
-``kernels/__init__.py`` for where this kernel runs.
+BLAS still wins for the model's 2-D products, so the kernel tables (``kernels/__init__.py``) keep
+matmul on NumPy; this kernel runs in ``minilm bench``'s matmul comparison and its tests only.
 """
 import math
 

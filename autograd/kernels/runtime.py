@@ -28,17 +28,26 @@ a GPT training step found outside the arithmetic.
    for one of them (minilm sets neither; the test suite's ``conftest.py`` and the autograder's
    children run with ``OPENBLAS_NUM_THREADS=1``).
 
+4. **Small calls on one thread, and only float arrays to numba.** ``numba_entry`` wraps the entry
+   function of each numba kernel: a call on fewer than ``PARALLEL_MIN_SIZE`` elements runs on one
+   thread, and one whose arrays are empty or not float32/float64 goes to the NumPy reference.
+
 ``MINILM_TUNE=0`` in the environment turns 1, 2 and 3 off. Measured by ``minilm bench`` on GPT-mini
 (2 cores): 1 took a step from ~205 to ~150 ms, 2 took ~540 ms (the OpenMP layer) to ~215 ms and
 then the OpenBLAS timeout another ~7% off.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import sys
 
 import numba
+import numpy as np
+
+from ..errors import ConfigError
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 _KEEP = 1 << 30  # blocks up to 1 GiB come from (and return to) the heap; the heap top is not trimmed
@@ -66,7 +75,6 @@ def tune() -> None:
     chosen = os.environ.get("MINILM_THREADS", "").strip()
     if chosen:
         if not chosen.isdigit() or int(chosen) < 1:
-            from ..errors import ConfigError
             raise ConfigError(f"MINILM_THREADS={chosen!r}: expected a positive integer (threads for numba and BLAS)")
         set_num_threads(min(int(chosen), numba.config.NUMBA_NUM_THREADS))
     elif _busy():  # one thread for each pool whose size nobody chose
@@ -94,7 +102,7 @@ _BLAS_GETTERS = ("openblas_get_num_threads", "openblas_get_num_threads64_",
 
 def _openblas_libraries() -> list:
     """The OpenBLAS shared libraries loaded in this process (NumPy's, and any other)."""
-    import numpy  # noqa: F401  (make sure NumPy's BLAS is loaded)
+    # NumPy (imported at the top) has loaded its BLAS by now
     paths = []
     try:
         with open("/proc/self/maps") as f:
@@ -154,7 +162,6 @@ def blas_num_threads() -> int | None:
 
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads in numba's parallel kernels and in OpenBLAS (1 ≤ n ≤ the cores numba saw)."""
-    from ..errors import ConfigError
     limit = numba.config.NUMBA_NUM_THREADS
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= limit:
         raise ConfigError(f"set_num_threads: n={n!r}, expected an integer in [1, {limit}]")
@@ -166,3 +173,43 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> dict:
     """``{"numba": n, "blas": n or None}``: the threads each pool uses now."""
     return {"numba": numba.get_num_threads(), "blas": blas_num_threads()}
+
+
+# ---- which calls a numba kernel takes, and on how many threads --------------------------------------
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+# Below this many elements a kernel runs on one thread: waking the other threads costs more than
+# they save (tens of µs on an idle machine, milliseconds on a busy one).
+PARALLEL_MIN_SIZE = 1 << 14
+
+
+@contextlib.contextmanager
+def one_thread():
+    saved = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(saved)
+
+
+def numba_entry(fallback, arrays=(0,)):
+    """Decorate the entry function of a numba kernel (``@numba_entry(fallback=softmax_forward_numpy)``).
+
+    The arrays at positions ``arrays`` of a call decide: empty ones, or ones that are not all
+    float32 or all float64 (the only dtypes the kernels are compiled for), go to ``fallback``, the
+    NumPy reference; a call on fewer than ``PARALLEL_MIN_SIZE`` elements runs on one thread.
+    """
+    def decorate(kernel):
+        @functools.wraps(kernel)
+        def entry(*args, **kwargs):
+            checked = [args[i] for i in arrays]
+            dtype = checked[0].dtype
+            if dtype not in _FLOATS or any(a.dtype != dtype or a.size == 0 for a in checked):
+                return fallback(*args, **kwargs)
+            if max(a.size for a in checked) >= PARALLEL_MIN_SIZE:
+                return kernel(*args, **kwargs)
+            with one_thread():
+                return kernel(*args, **kwargs)
+        return entry
+    return decorate

@@ -17,13 +17,13 @@ import numpy as np
 
 from .. import tasks
 from .fastmath import exp_approx, row_dot, row_max, row_sum
+from .runtime import numba_entry
 
 # Task 2.1: solutions/task02_kernels/softmax.py — the NumPy reference
-_T21 = "task02_kernels.softmax"
-softmax_forward_numpy = tasks.bind(_T21, "softmax_forward")
-softmax_backward_numpy = tasks.bind(_T21, "softmax_backward")
-log_softmax_forward_numpy = tasks.bind(_T21, "log_softmax_forward")
-log_softmax_backward_numpy = tasks.bind(_T21, "log_softmax_backward")
+softmax_forward_numpy = tasks.bind("task02_kernels.softmax", "softmax_forward")
+softmax_backward_numpy = tasks.bind("task02_kernels.softmax", "softmax_backward")
+log_softmax_forward_numpy = tasks.bind("task02_kernels.softmax", "log_softmax_forward")
+log_softmax_backward_numpy = tasks.bind("task02_kernels.softmax", "log_softmax_backward")
 
 
 @numba.njit(parallel=True, cache=True)
@@ -70,41 +70,38 @@ def _softmax_backward_rows(grad_x, grad_out, out, log, fast):
 
 
 def _rows(x, axis):
-    """x with ``axis`` moved last, as a C-contiguous (R, C) array, and the moved shape."""
+    """x with ``axis`` moved last as a C-contiguous (R, C) array, an empty (R, C) array of its
+    dtype for the result, and the function that gives a result x's own layout back."""
     moved = np.moveaxis(x, axis, -1)
-    return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
+    rows = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1])
+    return rows, np.empty_like(rows), lambda r: np.moveaxis(r.reshape(moved.shape), -1, axis)
 
 
-def _unrows(rows, moved_shape, axis):
-    return np.moveaxis(rows.reshape(moved_shape), -1, axis)
-
-
-def _forward(x, axis, log):
-    x2, moved = _rows(x, axis)
-    out = np.empty_like(x2)
-    _softmax_rows(out, x2, log, x2.dtype == np.float32)
-    return _unrows(out, moved, axis)
-
-
-def _backward(grad_output, out, axis, log):
-    g2, moved = _rows(np.asarray(grad_output, dtype=out.dtype), axis)
-    p2, _ = _rows(out, axis)
-    grad = np.empty_like(p2)
-    _softmax_backward_rows(grad, g2, p2, log, p2.dtype == np.float32)
-    return _unrows(grad, moved, axis)
-
-
+@numba_entry(fallback=softmax_forward_numpy)
 def softmax_forward_numba(x, axis=-1):
-    return _forward(x, axis, False)
+    x2, out, unrows = _rows(x, axis)                                # (R, C)
+    _softmax_rows(out, x2, False, x2.dtype == np.float32)
+    return unrows(out)
 
 
+@numba_entry(fallback=softmax_backward_numpy, arrays=(1,))
 def softmax_backward_numba(grad_output, out, axis=-1):
-    return _backward(grad_output, out, axis, False)
+    p2, grad, unrows = _rows(out, axis)
+    g2 = _rows(np.asarray(grad_output, dtype=out.dtype), axis)[0]
+    _softmax_backward_rows(grad, g2, p2, False, p2.dtype == np.float32)
+    return unrows(grad)
 
 
+@numba_entry(fallback=log_softmax_forward_numpy)
 def log_softmax_forward_numba(x, axis=-1):
-    return _forward(x, axis, True)
+    x2, out, unrows = _rows(x, axis)
+    _softmax_rows(out, x2, True, x2.dtype == np.float32)
+    return unrows(out)
 
 
+@numba_entry(fallback=log_softmax_backward_numpy, arrays=(1,))
 def log_softmax_backward_numba(grad_output, out, axis=-1):
-    return _backward(grad_output, out, axis, True)
+    p2, grad, unrows = _rows(out, axis)
+    g2 = _rows(np.asarray(grad_output, dtype=out.dtype), axis)[0]
+    _softmax_backward_rows(grad, g2, p2, True, p2.dtype == np.float32)
+    return unrows(grad)

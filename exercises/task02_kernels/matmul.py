@@ -17,7 +17,7 @@ Sizes are rarely multiples of ``TILE``: the last tile of each loop is shorter (`
 
 How it compares (2 cores, float32): BLAS (``np.matmul``) is still 1.3–4× faster at every size we
 measured, so the library's matmul stays on BLAS even on the numba backend;
-``set_backend("numba", everywhere=True)`` runs the whole library on this kernel.
+``set_backend("numba", student_kernels=True)`` runs the whole library on this kernel.
 
 The kernel is plain Python made fast by ``numba.njit(parallel=True, cache=True)`` applied below
 (minitorch-style), so the file imports even when the body is a stub. To debug it as plain Python

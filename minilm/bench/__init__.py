@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-import autograd  # noqa: F401  (first: it sets OpenBLAS's thread timeout before NumPy loads, runtime.py)
+from autograd import kernels  # first: autograd sets OpenBLAS's thread timeout before NumPy loads (tensor.py)
 
 from . import micro, probe, report, timing, workloads
 from .workloads import TINY, Sizes
@@ -56,10 +56,10 @@ def _log_to_stderr(msg: str) -> None:
 
 def _torch_or_none():
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (optional: the [bench] extra)
     except ImportError:
         return None
-    from minilm.bench import vs_torch as bench_torch
+    from minilm.bench import vs_torch as bench_torch  # imports torch at its top
     return bench_torch
 
 
@@ -89,7 +89,6 @@ def _train_steps(cfg: BenchConfig, name: str, bench_torch, log) -> dict:
 
 def run(cfg: BenchConfig | None = None, *, log=_log_to_stderr) -> dict:
     """Run the parts of the benchmark that ``cfg.parts`` names; returns the result dict."""
-    from autograd import kernels
     cfg = cfg or BenchConfig()
     start = time.perf_counter()
     if cfg.threads:
@@ -101,8 +100,7 @@ def run(cfg: BenchConfig | None = None, *, log=_log_to_stderr) -> dict:
     out = {"machine": timing.machine(), "config": {"sizes": asdict(cfg.sizes), "steps": cfg.steps,
                                                    "warmup": cfg.warmup, "parts": list(cfg.parts)}}
     if bench_torch is not None:
-        import torch
-        out["machine"].update(torch=torch.__version__, torch_threads=_threads(cfg))
+        out["machine"].update(torch=bench_torch.torch.__version__, torch_threads=_threads(cfg))
     if "gpt" in cfg.parts:
         out["gpt_mini"] = _guard(lambda: _train_steps(cfg, "gpt_mini", bench_torch, log), "gpt_mini", log)
     if "bert" in cfg.parts:
@@ -134,7 +132,6 @@ def run(cfg: BenchConfig | None = None, *, log=_log_to_stderr) -> dict:
 
 def _threads(cfg) -> int:
     """PyTorch gets as many threads as the engine uses (``--threads``, or the engine's own choice)."""
-    from autograd import kernels
     return cfg.threads or kernels.get_num_threads()["numba"]
 
 

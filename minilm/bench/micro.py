@@ -6,7 +6,7 @@
   the numba kernel against the composed NumPy version (the task slots' references);
 * embedding backward: the numba scatter-add against ``np.add.at``.
 
-Both sides run through ``autograd.kernels`` (``use_backend("numba", everywhere=True)`` against
+Both sides run through ``autograd.kernels`` (``use_backend("numba", student_kernels=True)`` against
 ``use_backend("numpy")``), so this measures exactly what the engine calls; the two are timed in
 turn (a, b, a, b, ...). ``implementation`` says which one the default backend picks.
 """
@@ -53,15 +53,15 @@ def matmul(sizes=MATMUL_SIZES, attention=ATTENTION_BATCH, *, seed: int = 0) -> l
 def _pair(run, kernel: str, repeats: int, *, task_kernel: bool = False) -> dict:
     """Time ``run()`` on the numba kernels and on NumPy: ms of each, the speed-up, and who runs
     ``kernel`` by default. ``task_kernel``: the op also has a task slot's numba kernel (Task 2.4),
-    which ``everywhere=True`` selects: time it too, and take the engine's from the default."""
+    which ``student_kernels=True`` selects: time it too, and take the engine's from the default."""
     def on(backend, **kw):
         def call():
             with kernels.use_backend(backend, **kw):
                 run()
         return call
-    fns = {"numba": on("numba", everywhere=not task_kernel), "numpy": on("numpy")}
+    fns = {"numba": on("numba", student_kernels=not task_kernel), "numpy": on("numpy")}
     if task_kernel:
-        fns["task"] = on("numba", everywhere=True)
+        fns["task"] = on("numba", student_kernels=True)
     t = interleaved_ms(fns, repeats=repeats)
     with kernels.use_backend("numba"):
         default = kernels.implementation(kernel)

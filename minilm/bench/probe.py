@@ -16,21 +16,25 @@ Each framework runs in a process of its own, so neither sees the other's freed m
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from autograd import kernels
+from minilm.bench.timing import peak_rss_mb, reset_peak_rss, rss_mb
+from minilm.bench.workloads import TINY, Sizes, gpt_mini
+
 
 def _child(framework: str, steps: int, sizes_json: str) -> dict:
-    from minilm.bench.timing import peak_rss_mb, reset_peak_rss, rss_mb
-    from minilm.bench.workloads import TINY, Sizes, gpt_mini
     sizes = Sizes(**json.loads(sizes_json)) if sizes_json else Sizes()
     if framework == "torch":
-        from autograd import kernels
-        from minilm.bench import vs_torch as bench_torch
+        from minilm.bench import vs_torch as bench_torch  # imports torch: only in the torch probe
         threads = kernels.get_num_threads()["numba"]  # as many as the engine would use here
         build = lambda s: bench_torch.gpt_mini(s, threads=threads)[0]  # noqa: E731
     else:
@@ -50,8 +54,6 @@ def run_probe(framework: str, *, steps: int = 3, sizes=None, cold_cache: bool = 
               threads: int | None = None, timeout: float = 300.0) -> dict:
     """Start a child process; returns its JSON plus ``seconds_to_first_step`` and ``step_peak_mb``
     (peak minus baseline: what the model, the optimiser and a training step hold at most)."""
-    import dataclasses
-    import tempfile
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -75,7 +77,6 @@ def run_probe(framework: str, *, steps: int = 3, sizes=None, cold_cache: bool = 
 
 
 def main(argv=None) -> int:
-    import argparse
     p = argparse.ArgumentParser(prog="python -m minilm.bench.probe")
     p.add_argument("framework", choices=("minilm", "torch"))
     p.add_argument("--steps", type=int, default=3)

@@ -13,6 +13,12 @@ import statistics
 import sys
 import time
 
+import numba
+import numpy as np
+
+from autograd import kernels
+from autograd.kernels import runtime
+
 
 def median_ms(fn, *, repeats: int, warmup: int = 1) -> dict:
     """Call ``fn()`` ``warmup`` times untimed, then ``repeats`` times: median and min in ms."""
@@ -73,7 +79,7 @@ def peak_rss_mb() -> float | None:
     kb = _status_kb("VmHWM")
     if kb is None:
         try:
-            import resource
+            import resource  # POSIX only: imported where Windows never gets to
             kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB (macOS: bytes)
             if sys.platform == "darwin":
                 kb //= 1024
@@ -106,13 +112,11 @@ def _cpu_name() -> str:
 
 def _blas_name() -> str:
     """``OpenBLAS 0.3.31 (SkylakeX kernels)``: the library and the kernels it picked for this CPU."""
-    from autograd.kernels import runtime
     name = runtime.blas_config()
     if name:
         parts = name.split()
         return f"{parts[0]} {parts[1]} ({runtime.blas_corename() or parts[-2]} kernels)" if len(parts) > 2 else name
     try:
-        import numpy as np
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
     except Exception:  # noqa: BLE001  (show_config's layout differs across NumPy versions)
@@ -121,10 +125,6 @@ def _blas_name() -> str:
 
 def machine() -> dict:
     """What the numbers were measured on: CPU, cores, load, library versions, thread counts."""
-    import numba
-    import numpy as np
-
-    from autograd import kernels
     info = {
         "cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
         "numpy": np.__version__, "numba": numba.__version__, "blas": _blas_name(),

@@ -23,6 +23,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from minilm.bench.workloads import gpt_batch
+
 
 class Attention(nn.Module):
     def __init__(self, C: int, H: int):
@@ -92,7 +94,6 @@ class TorchGPT(nn.Module):
 def gpt_mini(sizes, *, seed: int = 0, weights=None, threads: int | None = None):
     """The PyTorch GPT-mini workload: ``(step, info)``; ``step()`` runs one AdamW step and returns
     the loss. ``weights``: ``named_parameters()`` of a minilm GPT to start from (same function)."""
-    from minilm.bench.workloads import gpt_batch
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)

@@ -16,6 +16,11 @@ from typing import Callable
 
 import numpy as np
 
+from autograd import optim
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForPreTraining
+from minilm.models.gpt import GPT, GPTConfig
+
 
 @dataclass
 class Sizes:
@@ -58,8 +63,6 @@ def gpt_batch(sizes: Sizes, seed: int) -> tuple:
 
 
 def gpt_mini(sizes: Sizes = Sizes(), *, seed: int = 0) -> Workload:
-    from autograd import optim
-    from minilm.models.gpt import GPT, GPTConfig
     config = GPTConfig(vocab_size=sizes.vocab_size, block_size=sizes.block_size, n_layer=sizes.n_layer,
                        n_head=sizes.n_head, n_embd=sizes.n_embd, dropout=0.0)
     model = GPT(config, rng=np.random.default_rng(seed))
@@ -92,8 +95,6 @@ def bert_batch(sizes: Sizes, seed: int) -> dict:
 
 
 def bert_mini(sizes: Sizes = Sizes(), *, seed: int = 0) -> Workload:
-    from autograd import optim
-    from minilm.models.bert import BertConfig, BertForPreTraining
     config = BertConfig(vocab_size=sizes.vocab_size, max_position_embeddings=sizes.block_size,
                         n_layer=sizes.n_layer, n_head=sizes.n_head, n_embd=sizes.n_embd, dropout=0.0)
     model = BertForPreTraining(config, rng=np.random.default_rng(seed))

@@ -3,9 +3,10 @@
 * ``minilm embed --static [--checkpoint CKPT]``: static word vectors per layer and subword pooling
   (Task 11.1, ``minilm/downstream/static.py``), scored on the synthetic word-similarity pairs; a Markdown
   table on stdout and a PNG plot (``--out``). Without a checkpoint a small BERT is pre-trained first.
-* ``minilm embed --static DIR``: the same on a Hugging Face BERT folder (e.g. all-MiniLM-L6-v2) with
-  its own vocabulary (``minilm/pretrained/static_words.py``), followed by the cosine between
-  ``pooler_output`` and h[CLS] on a few sentences (docs/pretrained.md). ``--words english`` scores
+* ``minilm embed --static DIR``: the same on a Hugging Face encoder folder — BERT (e.g.
+  all-MiniLM-L6-v2), RoBERTa, DistilBERT, ELECTRA, DeBERTa — with its own tokenizer
+  (``minilm/pretrained/static_words.py``); a BERT folder with ``vocab.txt`` is followed by the cosine
+  between ``pooler_output`` and h[CLS] on a few sentences (docs/pretrained.md). ``--words english`` scores
   rarer English words of several WordPieces instead, where the subword pooling f matters.
 * ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained folder, the recipe of
   sentence-transformers for all-MiniLM-L6-v2 (``minilm/pretrained/sentence.py``): mean of the last
@@ -30,13 +31,15 @@ def register(sub):
                        description="minilm embed DIR TEXT...: sentence embeddings from a Hugging Face BERT folder "
                                    "(e.g. all-MiniLM-L6-v2) as sentence-transformers makes them: mean pooling over "
                                    "the attention mask, then L2 normalisation. minilm embed --static: static word "
-                                   "vectors from a BERT (Bommasani et al. 2020), decontextualised and aggregated, "
-                                   "per layer 0..L and subword pooling f, scored by the AUC of same-category vs "
-                                   "different-category word pairs.")
+                                   "vectors (Bommasani et al. 2020), decontextualised and aggregated, per layer "
+                                   "0..L and subword pooling f, scored by the AUC of same-category vs "
+                                   "different-category word pairs, from a BERT trained here or from any encoder "
+                                   "folder DIR (bert, roberta, distilbert, electra, deberta).")
     add_common(p)
     p.add_argument("model_dir", nargs="?", metavar="DIR",
                    help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt); with --static, "
-                        "the model whose static word vectors are scored")
+                        "any encoder folder (bert, roberta, distilbert, electra, deberta) whose static word vectors "
+                        "are scored")
     p.add_argument("texts", nargs="*", help="texts to embed with MODEL_DIR")
     p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default 32)")
     s = p.add_argument_group("static word vectors (--static)")
@@ -103,11 +106,12 @@ def _bert(args):
     import numpy as np
     from minilm.data import synthetic_corpus
     from minilm.downstream.finetune import pretrain_bert
-    from minilm.models.bert import BertConfig, BertForPreTraining
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForPreTraining
     from minilm.tokenizers import WordPieceTokenizer
-    if args.model_dir:
-        from minilm.pretrained.static_words import load_static_bert
-        pretrained, bert, tok = load_static_bert(args.model_dir)
+    if args.model_dir:   # any encoder folder: bert, roberta, distilbert, electra, deberta
+        from minilm.pretrained.static_words import load_static_encoder
+        pretrained, bert, tok = load_static_encoder(args.model_dir)
         return bert, tok, pretrained
     if args.checkpoint is not None:
         from minilm.checkpoint import load_model

@@ -26,6 +26,7 @@ Each experiment has its own options: minilm experiment NAME --help."""
 
 def register(sub):
     from minilm.experiments import available
+    from minilm.recipes.config import add_options
     experiments = available()
     p = sub.add_parser("experiment", help="re-run a comparison from the papers over seeds: " + ", ".join(experiments),
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,14 +45,14 @@ def register(sub):
         ep.add_argument("--resume", action="store_true",
                         help="reuse the runs in OUT/NAME.json made with the same settings")
         ep.add_argument("--no-progress", action="store_true", help="no progress bar")
-        if hasattr(module, "add_arguments"):
-            module.add_arguments(ep)
+        add_options(ep, module.CONFIG, only=module.OPTIONS, quick=module.CONFIG.quick())
         ep.set_defaults(func=run, experiment_module=module)
 
 
 def run(args):
     from autograd.errors import ConfigError
     from minilm.experiments.runner import run_experiment
+    from minilm.recipes.config import from_args
     if args.seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {args.seeds}")
     if args.jobs < 1:
@@ -61,7 +62,9 @@ def run(args):
         print(f"note: {args.seeds} seed(s); the README's tables use 3 or more", file=sys.stderr)
     command = "minilm experiment " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("experiment") + 1:]) \
         if "experiment" in sys.argv else f"minilm experiment {args.experiment}"
-    result = run_experiment(args.experiment, args.experiment_module, args, quick=args.quick, seeds=seeds,
+    module = args.experiment_module
+    cfg = from_args(module.CONFIG, args, base=module.CONFIG.quick() if args.quick else module.CONFIG())
+    result = run_experiment(args.experiment, module, cfg, quick=args.quick, seeds=seeds,
                             out_dir=args.out, jobs=args.jobs, resume=args.resume,
                             progress=not args.no_progress, command=command)
     if args.json:

@@ -2,8 +2,12 @@
 
 A GPT becomes a ``GPT2LMHeadModel`` folder (Conv1D layout: weights transposed, q/k/v fused into
 ``c_attn``), a BERT a ``BertModel`` / ``BertForPreTraining`` folder (``BertForMaskedLM`` reads the
-latter). The folder holds config.json, model.safetensors and the tokenizer's files; transformers'
-``from_pretrained(DIR)`` opens it, and ``minilm.pretrained.load_gpt2`` / ``load_bert`` read it back.
+latter), a RoBERTa a ``RobertaForMaskedLM`` folder, an ELECTRA two folders (``DIR/discriminator``:
+``ElectraForPreTraining``, ``DIR/generator``: ``ElectraForMaskedLM``); the checkpoint's class picks
+the format (``minilm.pretrained.export``). The folder holds config.json, model.safetensors and the
+tokenizer's files with a ``tokenizer.json`` and a ``tokenizer_config.json`` naming a transformers
+class; transformers' ``from_pretrained(DIR)`` and ``AutoTokenizer`` open it, and
+``minilm.pretrained.load_pretrained`` reads it back.
 """
 from __future__ import annotations
 
@@ -16,9 +20,11 @@ from minilm.cli import add_common
 ORDER = 8
 
 DESCRIPTION = """\
-Write a checkpoint of 'minilm train gpt' or 'minilm train bert' as a Hugging Face folder:
-config.json + model.safetensors (+ the tokenizer's files). GPT -> GPT2LMHeadModel format,
-BERT -> BertModel / BertForPreTraining format. No pickle is written or read."""
+Write a checkpoint of 'minilm train' as a Hugging Face folder: config.json + model.safetensors
+(+ the tokenizer's files, tokenizer.json included). GPT -> GPT2LMHeadModel format, BERT ->
+BertModel / BertForPreTraining, RoBERTa -> RobertaForMaskedLM, ELECTRA -> DIR/discriminator
+(ElectraForPreTraining) + DIR/generator (ElectraForMaskedLM), BART / T5 -> ...ForConditionalGeneration.
+No pickle is written or read."""
 
 
 def register(sub):

@@ -9,7 +9,7 @@ import sys
 from minilm.cli import add_common
 
 ORDER = 4
-GPT_N_TRAIN = 200  # = minilm.downstream.gpt_finetune.N_TRAIN (not imported here, to keep `minilm --help` fast)
+GPT_N_TRAIN = 200  # for --help only: GPTFinetuneConfig.n_train (not imported, to keep `minilm --help` fast)
 
 DESCRIPTION = """\
 Pre-train a small BERT (MLM + NSP) on the synthetic corpus for --pretrain-steps steps, or load one
@@ -79,14 +79,45 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
+def format_gpt_report(r: dict) -> str:
+    """The text ``minilm finetune --family gpt`` prints: accuracy and held-out task loss per λ (per seed
+    and on average), beside the bag-of-words and majority-class baselines."""
+    b = r["baselines"]
+    lines = [f"GPT-1 fine-tuning on sentiment with negation (pool={r['pool']}, {r['n_train']} labelled / "
+             f"{r['n_test']} test sentences), pre-trained {r['pretrain_steps']} steps, fine-tuned {r['steps']} steps, "
+             f"seeds {r['seeds']}",
+             f"  held-out task loss before fine-tuning: {r['initial_loss']:.3f} (chance: log 2 = 0.693)"]
+    for lam in r["lambdas"]:
+        key = str(lam)
+        m = r["metrics_by_lambda"][key]
+        per_seed = " ".join(f"{a:.1%}" for a in r["accuracy"][key])
+        lines.append(f"  λ = {lam:<4}  accuracy {r['mean_accuracy'][key]:.1%} ± {r['std_accuracy'][key]:.1%}"
+                     f"   (seeds: {per_seed}; negated: {m['negation_accuracy']:.1%}); "
+                     f"held-out loss {m['test_loss']:.3f}")
+    lines.append(f"  bag of words: accuracy {b['bow_accuracy']:.1%} (negated: {b['bow_negation_accuracy']:.1%}); "
+                 f"held-out loss {b['bow_loss']:.3f}")
+    lines.append(f"  majority class: accuracy {b['majority_accuracy']:.1%}; held-out loss {b['majority_loss']:.3f}")
+    if len(r["lambdas"]) == 2:
+        a, c = (str(lam) for lam in r["lambdas"])
+        gap = r["mean_accuracy"][c] - r["mean_accuracy"][a]
+        lines.append(f"L3 = L2 + {r['lambdas'][1]}·L1 vs L2 alone: {100 * gap:+.1f} points on average")
+    best = max(r["mean_accuracy"].values())
+    verdict = "beats" if best > b["bow_accuracy"] else "does NOT beat"
+    lines.append(f"the fine-tuned GPT (best λ) {verdict} the bag of words by {100 * (best - b['bow_accuracy']):+.1f} "
+                 f"points ({100 * (r['metrics']['negation_accuracy'] - b['bow_negation_accuracy']):+.1f} on the "
+                 f"negated sentences with λ = {r['lambdas'][-1]})")
+    return "\n".join(lines)
+
+
 def run(args):
     if args.family == "gpt":
-        from minilm.downstream.gpt_finetune import format_gpt_report, run_gpt_finetune
-        result = run_gpt_finetune(args.aux_lm, "last" if args.pool == "cls" else args.pool,
-                                  seeds=range(args.seed, args.seed + args.seeds), steps=args.steps,
-                                  pretrain_steps=args.pretrain_steps, batch_size=args.batch_size, lr=args.lr,
-                                  n_train=GPT_N_TRAIN if args.n_train is None else args.n_train, n_test=args.n_test,
-                                  n_embd=args.n_embd, n_layer=args.n_layer, n_head=args.n_head, progress=not args.quiet)
+        from minilm.downstream.gpt_finetune import GPTFinetuneConfig, run_gpt_finetune
+        cfg = GPTFinetuneConfig(aux_lm=args.aux_lm, pool="last" if args.pool == "cls" else args.pool,
+                                seeds=range(args.seed, args.seed + args.seeds), steps=args.steps,
+                                pretrain_steps=args.pretrain_steps, batch_size=args.batch_size, lr=args.lr,
+                                **({} if args.n_train is None else {"n_train": args.n_train}), n_test=args.n_test,
+                                n_embd=args.n_embd, n_layer=args.n_layer, n_head=args.n_head)
+        result = run_gpt_finetune(cfg, progress=not args.quiet)
         print(json.dumps(result) if args.json else format_gpt_report(result))
         return 0
     from minilm.downstream.finetune import FinetuneConfig, run_finetune

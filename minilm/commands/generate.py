@@ -9,6 +9,11 @@ the tokenizer's EOS, or its [SEP] (``minilm train gpt`` ends every document with
 A prompt longer than the model's context (its ``block_size``) is an error naming both lengths — we
 do not silently drop the start of what you wrote. Once the text outgrows the context, the model
 sees only its last ``block_size`` tokens.
+
+``minilm generate --hf DIR --prompt TEXT``: the same rules on a Hugging Face GPT-2, T5 or BART folder
+(``minilm/pretrained/generate.py``). For T5 and BART the prompt is the encoder's input and the
+output is the decoder's text, from the config's ``decoder_start_token_id`` to its ``eos_token_id``;
+``--greedy`` gives transformers' ``generate(do_sample=False, num_beams=1)`` token for token.
 """
 from __future__ import annotations
 
@@ -29,13 +34,21 @@ temperature -> top-k -> top-p (default: plain sampling at temperature 1), --gree
 (beam search, score = sum log p / L^length_penalty). Generation stops after --max-new-tokens or
 at the end-of-text token (the tokenizer's EOS, else [SEP]); --no-stop ignores it.
 A prompt longer than the model's context (block_size) is an error; once the text outgrows the
-context the model sees its last block_size tokens. --json prints the completions as JSON."""
+context the model sees its last block_size tokens. --json prints the completions as JSON.
+
+--hf DIR instead of CKPT: a Hugging Face GPT-2, T5 or BART folder (config.json, model.safetensors,
+tokenizer.json). GPT-2 continues the prompt; T5 and BART read it with their encoder and write the
+decoder's text, from the config's decoder_start_token_id until its eos_token_id. --greedy equals
+transformers' generate(do_sample=False, num_beams=1, max_new_tokens=N) token for token, with the
+checkpoint's no_repeat_ngram_size / forced_bos_token_id / forced_eos_token_id (generation_config.json)."""
 
 
 def register(sub):
-    p = sub.add_parser("generate", help="continue a prompt with a trained GPT checkpoint",
+    p = sub.add_parser("generate", help="continue a prompt with a trained GPT checkpoint, or a GPT-2 / T5 / BART folder (--hf)",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint written by minilm train gpt (checkpoint.npz)")
+    p.add_argument("checkpoint", metavar="CKPT", nargs="?",
+                   help="a checkpoint written by minilm train gpt (checkpoint.npz); or give --hf DIR")
+    p.add_argument("--hf", metavar="DIR", help="a Hugging Face folder instead: gpt2, t5 or bart")
     p.add_argument("--prompt", default="", help="the text to continue (default: start a new document)")
     p.add_argument("--max-new-tokens", type=int, default=40, help="tokens to add at most (default 40)")
     p.add_argument("--temperature", type=float, default=1.0, help="divide the logits by T > 0 (default 1)")
@@ -60,15 +73,24 @@ def _end_of_text(tokenizer):
     return None
 
 
-def run(args):
-    from minilm.checkpoint import load_model
-    from minilm.models.gpt import GPT
-
+def _check_args(args) -> None:
     if args.beams is not None and (args.greedy or args.num_samples != 1):
         raise ConfigError("generate: --beams gives one best continuation; drop --greedy / --num-samples")
     if args.num_samples < 1 or args.max_new_tokens < 0:
         raise ConfigError(f"generate: --num-samples={args.num_samples} must be >= 1 and "
                           f"--max-new-tokens={args.max_new_tokens} >= 0")
+    if (args.hf is None) == (args.checkpoint is None):
+        raise ConfigError("generate: give one model: a minilm checkpoint CKPT or --hf DIR (a Hugging Face folder)"
+                          + (f"; got both {args.checkpoint} and --hf {args.hf}" if args.hf else ""))
+
+
+def run(args):
+    from minilm.checkpoint import load_model
+    from minilm.models.gpt import GPT
+
+    _check_args(args)
+    if args.hf is not None:
+        return run_hf(args)
     model, tokenizer, meta = load_model(args.checkpoint)
     if not isinstance(model, GPT):
         raise MiniLMError(f"generate: {args.checkpoint} holds a {type(model).__name__}; generate continues "
@@ -117,6 +139,41 @@ def run(args):
     for k, r in enumerate(results):
         if len(results) > 1:
             print(f"[beam {k}, score {r['score']:.3f}]" if "score" in r else f"[sample {k}]")
+        print(r["text"])
+    return 0
+
+
+def run_hf(args) -> int:
+    """``--hf DIR``: the same decoding rules on a Hugging Face GPT-2, T5 or BART folder."""
+    from minilm.pretrained.generate import generate_ids, load_for_generate
+    if args.beams is not None:
+        raise ConfigError("generate --hf: --beams is for minilm checkpoints; use --greedy or sampling "
+                          "(--temperature / --top-k / --top-p)")
+    gen = load_for_generate(args.hf)
+    prompt_ids = gen.prompt_ids(args.prompt)
+    if gen.ignored:
+        print(f"generate --hf: {gen.directory}'s generation_config sets {', '.join(gen.ignored)}, which minilm "
+              "does not apply (transformers would)", file=sys.stderr)
+    rows = generate_ids(gen, prompt_ids, args.max_new_tokens, greedy=args.greedy,
+                        rng=np.random.default_rng(args.seed), temperature=args.temperature, top_k=args.top_k,
+                        top_p=args.top_p, num_samples=args.num_samples, stop=not args.no_stop)
+    tok, results = gen.tokenizer, []
+    # the text leaves out EOS, padding and a forced <s>; T5's sentinels <extra_id_N> stay visible
+    drop = {i for i in (gen.eos_id, tok.pad_id, getattr(tok, "bos_id", None), gen.start_id) if i is not None}
+    for ids in rows:
+        text = tok.decode([i for i in ids if i not in drop])
+        whole = text if gen.seq2seq else tok.decode(prompt_ids + [i for i in ids if i not in drop])
+        results.append({"ids": ids, "completion": text, "text": whole})
+    settings = {**_settings(args), "rules": gen.rules}
+    if args.json:
+        print(json.dumps({"hf": gen.directory, "class": type(gen.model).__name__, "prompt": args.prompt,
+                          "prompt_ids": prompt_ids, "completions": results, "decoding": settings}))
+        return 0
+    rules = "".join(f", {k} {v}" for k, v in gen.rules.items())
+    print(f"decoding: {_describe(settings)}{rules}", file=sys.stderr)
+    for k, r in enumerate(results):
+        if len(results) > 1:
+            print(f"[sample {k}]")
         print(r["text"])
     return 0
 

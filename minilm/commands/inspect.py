@@ -6,12 +6,17 @@ tokens included), the number and shape of the hidden states (embeddings + each l
 BERT whose file holds a pooler, the cosine between h_L[CLS] and ``pooler_output``.
 ``--compare DIR2`` puts the tokenisation of a second folder beside the first (BERT's WordPiece
 against RoBERTa's byte-level BPE, say).
+
+``--replaced`` (an ELECTRA discriminator folder) prints instead, per token, the probability that it
+was replaced, sigmoid of the discriminator's logit: swap a word of a sentence and see whether it
+is flagged. ``--generator DIR2`` lets the ELECTRA generator make the corruption
+(``minilm/pretrained/replaced.py``).
 """
 import json
 import sys
 from pathlib import Path
 
-from autograd.errors import CheckpointError
+from autograd.errors import CheckpointError, ConfigError
 from minilm.cli import add_common
 
 ORDER = 41
@@ -20,17 +25,26 @@ TEXT = "Bert knows Snuffleupagus"
 
 def register(sub):
     p = sub.add_parser("inspect", help="word pieces, ids, hidden states and h[CLS] vs pooler_output of a Hugging "
-                                       "Face folder (the course's hands-on)",
+                                       "Face folder (the course's hands-on); --replaced: ELECTRA's p(replaced)",
                        description="minilm inspect DIR --text TEXT: the pieces and ids of TEXT (special tokens "
                                    "included), the number and shape of the hidden states (embeddings + each "
                                    "layer), and for a BERT with a pooler the cosine between h[CLS] and "
-                                   "pooler_output. --compare DIR2 shows a second folder's tokenisation beside it.")
+                                   "pooler_output. --compare DIR2 shows a second folder's tokenisation beside it. "
+                                   "--replaced (an ELECTRA discriminator): p(replaced) per token instead; "
+                                   "--generator DIR2 masks tokens and lets the ELECTRA generator fill them first.")
     add_common(p)
     p.add_argument("model_dir", metavar="DIR", help="a Hugging Face folder (config.json, model.safetensors, "
                                                     "tokenizer files): gpt2, bert, roberta, distilbert, electra, "
-                                                    "bart or t5")
+                                                    "bart, t5, deberta or xlnet")
     p.add_argument("--text", default=TEXT, help=f"the text to inspect (default {TEXT!r})")
     p.add_argument("--compare", metavar="DIR2", help="a second folder whose tokenisation of TEXT is put side by side")
+    r = p.add_argument_group("ELECTRA's replaced-token view (--replaced)")
+    r.add_argument("--replaced", action="store_true",
+                   help="per token, the discriminator's p(replaced) = sigmoid(logit) (write TEXT with a swapped word)")
+    r.add_argument("--generator", metavar="DIR2",
+                   help="an ELECTRA generator folder: mask tokens of TEXT, sample fillers, then ask the discriminator")
+    r.add_argument("--mask-prob", type=float, default=0.15,
+                   help="with --generator: the share of tokens masked (default 0.15, at least one)")
     p.set_defaults(func=run)
 
 
@@ -50,7 +64,11 @@ def _second_tokenisation(directory, text):
 
 def run(args):
     from minilm.pretrained.inspect import inspect_text, load_for_inspect
+    if args.generator and not args.replaced:
+        raise ConfigError("inspect: --generator goes with --replaced (ELECTRA's replaced-token view)")
     model, tok, info = load_for_inspect(args.model_dir)
+    if args.replaced:
+        return run_replaced(args, model, tok)
     report = {"dir": str(args.model_dir), **inspect_text(model, tok, info, args.text)}
     if args.compare:
         report["compare"] = _second_tokenisation(args.compare, args.text)
@@ -92,5 +110,52 @@ def print_report(r, out=None):
         print(f"\nh[CLS] = last_hidden_state[0] vs pooler_output = tanh(W h[CLS] + b): cos {p['cos']:.3f}, "
               f"‖h[CLS]‖ {p['norm_cls']:.2f}, ‖pooler_output‖ {p['norm_pooler']:.2f}\n"
               "pooler_output is not h[CLS]: for the [CLS] vector take last_hidden_state[:, 0]", file=out)
-    elif r["model_type"] in ("bert", "roberta", "distilbert", "electra"):
+    elif r["model_type"] in ("bert", "roberta", "distilbert", "electra", "deberta", "deberta-v2"):
         print(f"\nno pooler in this checkpoint ({arch}): h[CLS] is last_hidden_state[:, 0]", file=out)
+
+
+def run_replaced(args, model, tok) -> int:
+    """``--replaced [--generator DIR2]``: ELECTRA's replaced-token view."""
+    import numpy as np
+    from minilm.pretrained.replaced import generator_view, replaced_view
+    if args.generator:
+        from minilm.pretrained.inspect import load_for_inspect
+        generator, gen_tok, _ = load_for_inspect(args.generator)
+        r = generator_view(model, generator, tok, args.text, rng=np.random.default_rng(args.seed),
+                           mask_prob=args.mask_prob, generator_tok=gen_tok)
+    else:
+        r = replaced_view(model, tok, args.text)
+    r = {"dir": str(args.model_dir), "generator": args.generator, **r}
+    if args.json:
+        print(json.dumps(r))
+    elif args.generator:
+        print_generator_view(r)
+    else:
+        print_replaced_view(r)
+    return 0
+
+
+def print_replaced_view(r, out=None):
+    out = out or sys.stdout
+    print(f"{r['dir']}: p(replaced) = sigmoid(discriminator logit) per token of {r['text']!r}\n", file=out)
+    print("| # | piece | id | p(replaced) |\n|---|---|---|---|", file=out)
+    for i, (t, n, p, sp) in enumerate(zip(r["tokens"], r["ids"], r["p_replaced"], r["special"])):
+        print(f"| {i} | {t} | {n} | {p:.3f}{' (special)' if sp else ''} |", file=out)
+    words = [(p, t) for t, p, sp in zip(r["tokens"], r["p_replaced"], r["special"]) if not sp]
+    if words:
+        p, t = max(words)
+        print(f"\nmost suspicious: {t} (p {p:.3f}); tokens above 0.5: "
+              f"{sum(q > 0.5 for q, _ in words)} of {len(words)} (special tokens left out)", file=out)
+
+
+def print_generator_view(r, out=None):
+    out = out or sys.stdout
+    print(f"{r['dir']} reads what the generator {r['generator']} wrote into {r['text']!r} "
+          f"(mask-prob {r['mask_prob']}, seed fixed by --seed)\n", file=out)
+    print("| # | original | generator input | sampled | discriminator sees | replaced | p(replaced) |\n"
+          "|---|---|---|---|---|---|---|", file=out)
+    for i, t in enumerate(r["tokens"]):
+        print(f"| {i} | {t} | {r['generator_input'][i]} | {r['sampled'][i] or ''} | {r['corrupted'][i]} | "
+              f"{'yes' if r['replaced'][i] else ''} | {r['p_replaced'][i]:.3f} |", file=out)
+    print(f"\n{sum(r['masked'])} masked, {sum(r['replaced'])} replaced (a sample equal to the original counts as "
+          f"original); the discriminator is right at {r['accuracy']:.0%} of the tokens (threshold 0.5)", file=out)

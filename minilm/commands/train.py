@@ -1,4 +1,9 @@
-"""``minilm train FAMILY``: pre-train one family with the shared loop (minilm/train.py)."""
+"""``minilm train FAMILY``: pre-train one family with the shared loop (minilm/train.py).
+
+Each family's options are generated from its recipe's config dataclass (``minilm/recipes/config.py``);
+this command adds only what belongs to the run: --json, --out, --resume, --no-progress (--seed,
+from ``add_common``, fills the config's ``seed``; --out fills an ``out`` field where a config has one).
+"""
 import argparse
 import json
 import sys
@@ -7,10 +12,12 @@ from pathlib import Path
 from minilm.cli import add_common
 
 ORDER = 2
+COMMAND_OPTIONS = ("seed", "out")  # options this command defines itself; a config's fields of these names get them
 
 
 def register(sub):
     from minilm.recipes import available
+    from minilm.recipes.config import add_options
     families = available()
     p = sub.add_parser(
         "train", help="pre-train a family: " + ", ".join(families),
@@ -28,30 +35,25 @@ def register(sub):
                                 description=module.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         add_common(fp)
-        fp.add_argument("--steps", type=int, default=None, help="optimizer steps (default: the recipe's)")
-        fp.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the recipe's)")
         fp.add_argument("--out", type=Path, default=None, help=f"output folder (default runs/{name})")
         fp.add_argument("--resume", action="store_true",
                         help="continue from OUT/checkpoint.npz; the loss curve matches an uninterrupted run")
         fp.add_argument("--no-progress", action="store_true", help="no progress bar")
-        module.add_arguments(fp)
+        add_options(fp, module.CONFIG, skip=COMMAND_OPTIONS)
         fp.set_defaults(func=run, recipe_module=module)
 
 
 def run(args):
-    from minilm.train import TrainConfig, train
+    from minilm.recipes.config import from_args
+    from minilm.train import train
     module = args.recipe_module
-    recipe = module.build(args)
-    cfg = TrainConfig(**{**module.TRAIN_DEFAULTS, "seed": args.seed,
-                         **({"steps": args.steps} if args.steps else {}),
-                         **({"lr": args.lr} if args.lr else {})})
-    cfg.eval_every = min(cfg.eval_every, cfg.steps)
-    cfg.checkpoint_every = min(cfg.checkpoint_every, cfg.steps)
+    cfg = from_args(module.CONFIG, args)
+    recipe = module.build(cfg)
     out = args.out or Path("runs") / args.family
-    summary = train(recipe, cfg, out, resume=args.resume, progress=not args.no_progress)
+    summary = train(recipe, cfg.train_config(), out, resume=args.resume, progress=not args.no_progress)
     if args.json:
         print(json.dumps(summary))
     else:
-        print(module.describe(summary))
+        print(recipe.describe(summary))
         print(f"checkpoint: {summary['checkpoint']}   loss curve: {summary.get('plot')}", file=sys.stderr)
     return 0

@@ -87,6 +87,14 @@ def xlnet_inputs(ids, *, rng, K=6, special_ids=(), functional_ids=(), perm_size=
         perm_mask, content_mask = permutation_mask(order, is_target, is_functional=is_functional)
         per_row.append((order, is_target, perm_mask, content_mask))
 
+    out = _targets(rows, per_row, num_predict, op)
+    return {k: v[0] for k, v in out.items()} if single else out
+
+
+def _targets(rows, per_row, num_predict, op) -> dict:
+    """:func:`xlnet_inputs`'s dict for ``rows`` (B, T), given each row's ``(order, is_target,
+    perm_mask, content_mask)``: the stacked masks, and the targets in XLNet's padded layout."""
+    B, T = rows.shape
     most = max(int(r[1].sum()) for r in per_row)
     P = most if num_predict is None else int(num_predict)
     if P < most:
@@ -110,7 +118,7 @@ def xlnet_inputs(ids, *, rng, K=6, special_ids=(), functional_ids=(), perm_size=
         out["target_mask"][b, :n] = 1.0
         out["target_labels"][b, :n] = rows[b, positions]
         out["labels"][b, positions] = rows[b, positions]
-    return {k: v[0] for k, v in out.items()} if single else out
+    return out
 
 
 def plm_collator_inputs(ids, *, rng, mask_id, special_ids=(), plm_probability=1 / 6,

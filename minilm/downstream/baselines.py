@@ -7,6 +7,8 @@ because the task is easy. Each baseline below is the strongest *simple* answer t
   Multinomial logistic regression on word-presence features (fine-tuning commands). On the
   sentiment-with-negation task it fails exactly on the negated items: "good" and "not" are each
   as frequent in positive as in negative sentences, only the pair decides.
+  :func:`text_baselines` scores it on a labelled split (overall, negated, plain) beside the
+  majority class.
 * :class:`MostFrequentToken` — "how often is the masked token simply the commonest one?" (the
   floor of a masked-LM accuracy).
 * :class:`NGramLM` — unigram (``order=1``) and bigram (``order=2``) language models with add-α
@@ -25,8 +27,9 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 
 from autograd.errors import ConfigError, MiniLMError, ShapeError
+from minilm.downstream.probe import fit_softmax_regression, softmax
 
-__all__ = ["tokens_of", "BagOfWordsClassifier", "MostFrequentToken", "NGramLM"]
+__all__ = ["tokens_of", "BagOfWordsClassifier", "text_baselines", "MostFrequentToken", "NGramLM"]
 
 IGNORE_INDEX = -100
 
@@ -46,9 +49,9 @@ class BagOfWordsClassifier:
 
     ``x_f = 1`` if word f occurs in the example (``binary=True``, the default) or its count, plus a
     bias; ``p(y | x) = softmax(x W + b)``, trained by full-batch gradient descent on the mean
-    cross-entropy + ``l2/2 · ‖W‖²``. The loss is convex, so a few hundred steps reach the optimum
-    and the result does not depend on an initialisation (W starts at zero). Words not seen in
-    training are ignored at prediction time.
+    cross-entropy + ``l2/2 · ‖W‖²`` (``minilm.downstream.probe``). The loss is convex, so a few
+    hundred steps reach the optimum and the result does not depend on an initialisation (W starts
+    at zero). Words not seen in training are ignored at prediction time.
 
         bow = BagOfWordsClassifier().fit(["the movie was good .", ...], [1, ...])
         bow.accuracy(test_texts, test_labels)
@@ -86,27 +89,13 @@ class BagOfWordsClassifier:
         words = sorted({t for ex in examples for t in tokens_of(ex)}, key=repr)
         self.vocab = {w: j for j, w in enumerate(words)}
         X = self.features(examples)                       # (N, F)
-        N, K = len(labels), int(labels.max()) + 1
-        K = max(K, 2)
-        Y = np.zeros((N, K))
-        Y[np.arange(N), labels] = 1.0                     # (N, K) one-hot
-        self.W, self.b = np.zeros((X.shape[1], K)), np.zeros(K)
-        for _ in range(self.steps):
-            P = self._softmax(X @ self.W + self.b)        # (N, K)
-            G = (P - Y) / N                               # d(mean CE)/d(logits)
-            self.W -= self.lr * (X.T @ G + self.l2 * self.W)
-            self.b -= self.lr * G.sum(axis=0)
+        K = max(int(labels.max()) + 1, 2)
+        self.W, self.b = fit_softmax_regression(X, labels, K, steps=self.steps, lr=self.lr, l2=self.l2)
         return self
-
-    @staticmethod
-    def _softmax(z: np.ndarray) -> np.ndarray:
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=-1, keepdims=True)
 
     def predict_proba(self, examples: Sequence) -> np.ndarray:
         """``(N, K)`` class probabilities."""
-        return self._softmax(self.features(examples) @ self.W + self.b)
+        return softmax(self.features(examples) @ self.W + self.b)
 
     def predict(self, examples: Sequence) -> np.ndarray:
         """``(N,)`` predicted classes."""
@@ -117,6 +106,24 @@ class BagOfWordsClassifier:
         if len(examples) == 0:
             raise ShapeError("BagOfWordsClassifier.accuracy: no examples")
         return float((self.predict(examples) == labels).mean())
+
+
+def text_baselines(train_texts, y_train, test_texts, y_test, negated) -> dict:
+    """The simple answers on the same sentences: a bag-of-words logistic regression (accuracy overall,
+    on the negated and on the plain sentences, and its held-out cross-entropy) and the majority class
+    of the training labels (its accuracy, and the cross-entropy of predicting the training label
+    frequencies)."""
+    y_train, y_test, negated = np.asarray(y_train), np.asarray(y_test), np.asarray(negated, dtype=bool)
+    bow = BagOfWordsClassifier().fit(list(train_texts), y_train)
+    proba = bow.predict_proba(list(test_texts))                               # (N, K)
+    correct = proba.argmax(-1) == y_test
+    K = max(int(y_train.max()), int(y_test.max())) + 1
+    freq = np.bincount(y_train, minlength=K) / len(y_train)                   # (K,)
+    return {"bow_accuracy": float(correct.mean()), "bow_negation_accuracy": float(correct[negated].mean()),
+            "bow_plain_accuracy": float(correct[~negated].mean()),
+            "bow_loss": float(-np.log(np.maximum(proba[np.arange(len(y_test)), y_test], 1e-12)).mean()),
+            "majority_accuracy": float((y_test == int(freq.argmax())).mean()),
+            "majority_loss": float(-np.log(np.maximum(freq[y_test], 1e-12)).mean())}
 
 
 # ---- most frequent token ------------------------------------------------------------------------

@@ -26,6 +26,7 @@ M student layers, N teacher layers.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +40,7 @@ from minilm.models.bert_heads import BertForSequenceClassification, classify_log
 __all__ = ["soft_target_loss", "distillation_loss", "cosine_hidden_loss", "hidden_mse_loss",
            "attention_mse_loss", "init_student_from_teacher", "default_layer_map", "StudentConfig",
            "DistilStudent", "DistillWeights", "attention_scores", "teacher_state_index", "classifier_forward",
-           "distill_objective", "inference_parameters"]
+           "distill_objective", "inference_parameters", "build_student", "StudentRecipe", "forward_seconds"]
 
 # Task 10.1: solutions/task10_distill/soft_targets.py
 soft_target_loss = tasks.bind("task10_distill.soft_targets", "soft_target_loss")
@@ -179,3 +180,65 @@ def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeigh
     for weight, value in terms.values():
         total = value * weight if total is None else total + value * weight
     return total, {name: float(value.item()) for name, (_, value) in terms.items()}
+
+
+# ---- a student, and the recipe that distils it -----------------------------------------------------
+
+def build_student(teacher: BertForSequenceClassification, n_layer: int, *, rng, n_embd: int | None = None,
+                  n_head: int | None = None, projection: bool = True, init_from_teacher: bool = True):
+    """``(DistilStudent, layer map or None)``: a student of ``n_layer`` blocks with the teacher's
+    vocabulary, positions, dropout, pooling and classes, and its width and heads unless ``n_embd`` /
+    ``n_head`` say otherwise; W_h (C_s → C_t) if ``projection``. With ``init_from_teacher`` it starts
+    as DistilBERT's does: evenly spread teacher layers (:func:`default_layer_map`), the teacher's
+    embeddings and its classifier (the widths must match)."""
+    t = teacher.config
+    config = StudentConfig(vocab_size=t.vocab_size, max_position_embeddings=t.max_position_embeddings,
+                           n_layer=n_layer, n_head=n_head or t.n_head, n_embd=n_embd or t.n_embd, dropout=t.dropout,
+                           teacher_n_embd=t.n_embd if projection else None)
+    student = DistilStudent(config, teacher.num_labels, rng=rng, pool=teacher.pool)
+    if not init_from_teacher:
+        return student, None
+    layer_map = default_layer_map(t.n_layer, n_layer)
+    init_student_from_teacher(student.bert, teacher.bert, layer_map)
+    student.classifier.load_state_dict(teacher.classifier.state_dict())
+    return student, layer_map
+
+
+class StudentRecipe:
+    """What ``minilm.train.train`` needs to distil ``model`` from a frozen ``teacher`` on labelled
+    rows (``ids``, ``mask`` (N, T), ``labels`` (N,)): batches of ``batch_size`` rows cut to their
+    longest, and :func:`distill_objective` with ``weights`` as the loss. A subclass adds
+    ``evaluate`` and ``baselines`` (``minilm train distill``; the ``distillation`` experiment)."""
+
+    family = "distill"
+
+    def __init__(self, model: DistilStudent, teacher, tokenizer, ids, mask, labels, weights: DistillWeights,
+                 batch_size: int):
+        self.model, self.model_config, self.teacher, self.tokenizer = model, model.config, teacher, tokenizer
+        self.ids, self.mask, self.labels = ids, mask, np.asarray(labels)
+        self.weights, self.batch_size = weights, batch_size
+
+    def batch(self, rng):
+        idx = rng.integers(0, len(self.labels), size=self.batch_size)
+        T = int(self.mask[idx].sum(axis=1).max())   # cut the batch to its longest row
+        return {"input_ids": self.ids[idx, :T], "attention_mask": self.mask[idx, :T], "labels": self.labels[idx]}
+
+    def loss(self, model, batch):
+        loss, terms = distill_objective(model, self.teacher, batch["input_ids"], batch["attention_mask"],
+                                        batch["labels"], self.weights)
+        return loss, {"tokens": int(batch["attention_mask"].sum()), **terms}
+
+
+def forward_seconds(models, ids, mask, repeats: int = 5, batch_size: int = 256) -> list[float]:
+    """Best-of-``repeats`` wall time of one forward pass over (ids, mask) for each model, in eval
+    mode. The models take turns within each repeat, so a busy machine slows them alike."""
+    best = [float("inf")] * len(models)
+    with no_grad():
+        for _ in range(repeats):
+            for k, model in enumerate(models):
+                model.eval()
+                t0 = time.perf_counter()
+                for i in range(0, len(ids), batch_size):
+                    model(ids[i:i + batch_size], None, mask[i:i + batch_size])
+                best[k] = min(best[k], time.perf_counter() - t0)
+    return best

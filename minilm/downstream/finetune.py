@@ -16,28 +16,36 @@ The experiment of Devlin et al. 2019 §4 in miniature:
     result = run_finetune(FinetuneConfig(seed=0))
     result["negation_accuracy"], result["bow_negation_accuracy"]
 
+Any other pre-trained encoder with an ``encode(ids, attention_mask)`` method (RoBERTa, ELECTRA's
+discriminator) is fine-tuned the same way by :func:`finetune_sentiment` (``EncoderClassifier``: a
+new layer on h[CLS]). Every loop here is ``minilm.train.fit`` with ``short_run``'s schedule.
+
 Letters: B batch, T time (tokens per sentence), N examples.
 """
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from autograd import no_grad, optim
-from autograd.errors import ConfigError, TrainingError
-from minilm.downstream.baselines import BagOfWordsClassifier
+import autograd.functional as F
+from autograd import nn, no_grad
+from autograd.errors import ConfigError
+from minilm.downstream.baselines import text_baselines
 from minilm.corruption import mask_tokens
 from minilm.data import (create_nsp_instances, encode_documents, nsp_arrays, pad_batch, sentiment_dataset,
                          synthetic_corpus)
-from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForPreTraining, BertForSequenceClassification
+from minilm.models.bert_heads import classify_logits
 from minilm.tokenizers import WordPieceTokenizer
+from minilm.train import fit, short_run
 
 __all__ = ["FinetuneConfig", "run_finetune", "pretrain_bert", "finetune_classifier", "encode_texts",
-           "classification_accuracy"]
+           "classification_accuracy", "sentiment_split", "finetune_and_score", "pretrain_encoder",
+           "bert_classifier", "EncoderClassifier", "finetune_sentiment"]
 
 FAMILIES = ("bert",)
 POOLING = ("cls", "mean", "max")
@@ -80,38 +88,6 @@ def _log(progress: bool, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def _train_loop(model, loss_fn, steps: int, lr: float, *, seed, name: str, progress: bool) -> list[float]:
-    """AdamW (no decay on biases and LayerNorm gains), 10% linear warm-up then linear decay,
-    gradient clipping at 1.0. ``loss_fn(rng)`` draws a batch and returns the loss Tensor."""
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
-    opt = optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=lr)
-    warmup = max(1, steps // 10)
-    schedule = optim.LambdaLR(opt, lambda s: optim.warmup_linear(min(s, steps), warmup, steps))
-    model.train()
-    losses, t0 = [], time.time()
-    for step in range(steps):
-        rng = np.random.default_rng([seed, step])
-        for m in model.modules():  # dropout draws from a per-step generator: reproducible
-            if isinstance(getattr(m, "rng", None), np.random.Generator):
-                m.rng = np.random.default_rng([seed, step, 1])
-        loss = loss_fn(rng)
-        value = loss.item()
-        if not math.isfinite(value):
-            raise TrainingError(f"{name}: the loss became {value} at step {step}; try a lower learning rate")
-        opt.zero_grad()
-        loss.backward()
-        optim.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        schedule.step()
-        losses.append(value)
-        if progress and (step + 1) % max(1, steps // 5) == 0:
-            _log(progress, f"  {name} step {step + 1}/{steps}: loss {np.mean(losses[-20:]):.3f} "
-                           f"({time.time() - t0:.0f} s)")
-    model.eval()
-    return losses
-
-
 def pretrain_bert(model: BertForPreTraining, tokenizer, documents, *, steps: int, batch_size: int, lr: float,
                   max_seq_length: int, seed, progress: bool = False) -> list[float]:
     """MLM + NSP on ``documents`` (lists of sentence strings); returns the training losses."""
@@ -131,8 +107,8 @@ def pretrain_bert(model: BertForPreTraining, tokenizer, documents, *, steps: int
                     mlm_labels=labels, nsp_labels=data["next_sentence_label"][idx])
         return out["loss"]
 
-    return _train_loop(model, loss_fn, steps, lr, seed=[*np.atleast_1d(seed), 12], name="pre-training",
-                       progress=progress)
+    return fit(model, loss_fn, short_run(steps, lr, [*np.atleast_1d(seed), 12]), name="pre-training",
+               progress=progress)
 
 
 def encode_texts(tokenizer, texts, max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +132,7 @@ def finetune_classifier(model: BertForSequenceClassification, ids, mask, labels,
         T = int(mask[idx].sum(axis=1).max())  # cut the batch to its longest sentence
         return model(ids[idx, :T], None, mask[idx, :T], labels=labels[idx])["loss"]
 
-    return _train_loop(model, loss_fn, steps, lr, seed=seed, name="fine-tuning", progress=progress)
+    return fit(model, loss_fn, short_run(steps, lr, seed), name="fine-tuning", progress=progress)
 
 
 def classification_accuracy(model: BertForSequenceClassification, ids, mask, labels, batch_size: int = 256) -> np.ndarray:
@@ -180,55 +156,75 @@ def _load_pretrained(path):
     return bert, tokenizer
 
 
+def sentiment_split(seed: int, n_train: int, n_test: int) -> tuple[list, list]:
+    """The labelled sentences of one seed: ``(train, test)`` examples (``text``, ``label``,
+    ``negated``), both drawn from ``default_rng([seed, 1])``, train first."""
+    data_rng = np.random.default_rng([seed, 1])
+    return sentiment_dataset(n_train, rng=data_rng), sentiment_dataset(n_test, rng=data_rng)
+
+
+def finetune_and_score(clf, tokenizer, train, test, max_len: int, *, steps: int, batch_size: int, lr: float,
+                       seed, progress: bool = False) -> tuple[dict, list[float]]:
+    """Fine-tune ``clf`` on the ``train`` examples, score it and a bag of words on ``test``:
+    ``(scores, training losses)``; scores are the accuracy overall, on the negated and on the plain
+    sentences, for the model and for ``BagOfWordsClassifier``, and ``n_test_negated``."""
+    y_train, y_test = np.array([e.label for e in train]), np.array([e.label for e in test])
+    negated = np.array([e.negated for e in test])
+    ids_train, mask_train = encode_texts(tokenizer, [e.text for e in train], max_len)
+    ids_test, mask_test = encode_texts(tokenizer, [e.text for e in test], max_len)
+    losses = finetune_classifier(clf, ids_train, mask_train, y_train, steps=steps, batch_size=batch_size,
+                                 lr=lr, seed=seed, progress=progress)
+    correct = classification_accuracy(clf, ids_test, mask_test, y_test)
+    bow = text_baselines([e.text for e in train], y_train, [e.text for e in test], y_test, negated)
+    return {"accuracy": float(correct.mean()), "negation_accuracy": float(correct[negated].mean()),
+            "plain_accuracy": float(correct[~negated].mean()),
+            **{k: bow[k] for k in ("bow_accuracy", "bow_negation_accuracy", "bow_plain_accuracy")},
+            "n_test_negated": int(negated.sum())}, losses
+
+
+def pretrain_encoder(cfg: FinetuneConfig, texts, *, progress: bool = False):
+    """``(BertModel, tokenizer, pre-training losses)``: a WordPiece tokenizer of ``cfg.vocab_size``
+    trained on ``cfg.n_docs`` synthetic documents and ``texts`` (the task's training sentences, so
+    that their words have tokens), and a BERT of ``cfg``'s size pre-trained on the documents (MLM +
+    NSP) for ``cfg.pretrain_steps`` steps (0 = a random encoder)."""
+    docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([cfg.seed, 2]))
+    tokenizer = WordPieceTokenizer.train([s for d in docs for s in d] + list(texts), cfg.vocab_size)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=cfg.max_seq_length,
+                        n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout)
+    pre = BertForPreTraining(config, rng=np.random.default_rng([cfg.seed, 3]))
+    losses = []
+    if cfg.pretrain_steps:
+        losses = pretrain_bert(pre, tokenizer, docs, steps=cfg.pretrain_steps, batch_size=cfg.batch_size,
+                               lr=cfg.pretrain_lr, max_seq_length=cfg.max_seq_length, seed=cfg.seed, progress=progress)
+    return pre.bert, tokenizer, losses
+
+
+def bert_classifier(bert, num_labels: int = 2, *, seed, pool: str = "cls") -> BertForSequenceClassification:
+    """A ``BertForSequenceClassification`` holding a copy of the pre-trained encoder ``bert``; only
+    its ``classifier`` is new (drawn from ``default_rng([seed, 4])``)."""
+    clf = BertForSequenceClassification(bert.config, num_labels, rng=np.random.default_rng([seed, 4]), pool=pool)
+    clf.bert.load_state_dict(bert.state_dict())
+    return clf
+
+
 def run_finetune(cfg: FinetuneConfig, *, checkpoint=None, progress: bool = True) -> dict:
     """The whole experiment; returns the numbers ``minilm finetune --json`` prints."""
     t0 = time.time()
-    data_rng = np.random.default_rng([cfg.seed, 1])
-    train = sentiment_dataset(cfg.n_train, rng=data_rng)
-    test = sentiment_dataset(cfg.n_test, rng=data_rng)
-    train_texts, test_texts = [e.text for e in train], [e.text for e in test]
-    y_train = np.array([e.label for e in train])
-    y_test = np.array([e.label for e in test])
-    negated = np.array([e.negated for e in test])
-
+    train, test = sentiment_split(cfg.seed, cfg.n_train, cfg.n_test)
     if checkpoint is not None:
         bert, tokenizer = _load_pretrained(checkpoint)
-        config, pretrain_losses = bert.config, []
+        pretrain_losses = []
         _log(progress, f"loaded a pre-trained BERT from {checkpoint}")
     else:
-        docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([cfg.seed, 2]))
-        corpus_texts = [s for d in docs for s in d]
-        tokenizer = WordPieceTokenizer.train(corpus_texts + train_texts, cfg.vocab_size)
-        config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=cfg.max_seq_length,
-                            n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout)
-        pre = BertForPreTraining(config, rng=np.random.default_rng([cfg.seed, 3]))
-        pretrain_losses = []
-        if cfg.pretrain_steps:
-            pretrain_losses = pretrain_bert(pre, tokenizer, docs, steps=cfg.pretrain_steps,
-                                            batch_size=cfg.batch_size, lr=cfg.pretrain_lr,
-                                            max_seq_length=cfg.max_seq_length, seed=cfg.seed, progress=progress)
-        bert = pre.bert
-
-    clf = BertForSequenceClassification(config, 2, rng=np.random.default_rng([cfg.seed, 4]), pool=cfg.pool)
-    clf.bert.load_state_dict(bert.state_dict())  # the pre-trained encoder; only `classifier` is new
-    max_len = config.max_position_embeddings
-    ids_train, mask_train = encode_texts(tokenizer, train_texts, max_len)
-    ids_test, mask_test = encode_texts(tokenizer, test_texts, max_len)
-    losses = finetune_classifier(clf, ids_train, mask_train, y_train, steps=cfg.steps, batch_size=cfg.batch_size,
-                                 lr=cfg.lr, seed=[cfg.seed, 5], progress=progress)
-    correct = classification_accuracy(clf, ids_test, mask_test, y_test)
-
-    bow = BagOfWordsClassifier().fit(train_texts, y_train)
-    bow_correct = bow.predict(test_texts) == y_test
-    result = {
-        "family": cfg.family, "pool": cfg.pool,
-        "accuracy": float(correct.mean()),
-        "negation_accuracy": float(correct[negated].mean()),
-        "plain_accuracy": float(correct[~negated].mean()),
-        "bow_accuracy": float(bow_correct.mean()),
-        "bow_negation_accuracy": float(bow_correct[negated].mean()),
-        "bow_plain_accuracy": float(bow_correct[~negated].mean()),
-        "n_train": cfg.n_train, "n_test": cfg.n_test, "n_test_negated": int(negated.sum()),
+        bert, tokenizer, pretrain_losses = pretrain_encoder(cfg, [e.text for e in train], progress=progress)
+    clf = bert_classifier(bert, 2, seed=cfg.seed, pool=cfg.pool)
+    scores, losses = finetune_and_score(clf, tokenizer, train, test, bert.config.max_position_embeddings,
+                                        steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=[cfg.seed, 5],
+                                        progress=progress)
+    n_test_negated = scores.pop("n_test_negated")
+    return {
+        "family": cfg.family, "pool": cfg.pool, **scores,
+        "n_train": cfg.n_train, "n_test": cfg.n_test, "n_test_negated": n_test_negated,
         "pretrain_steps": 0 if checkpoint is not None else cfg.pretrain_steps,
         "pretrain_loss_first": pretrain_losses[0] if pretrain_losses else None,
         "pretrain_loss_last": float(np.mean(pretrain_losses[-20:])) if pretrain_losses else None,
@@ -238,4 +234,40 @@ def run_finetune(cfg: FinetuneConfig, *, checkpoint=None, progress: bool = True)
         "config": asdict(cfg),
         "seconds": round(time.time() - t0, 1),
     }
-    return result
+
+
+# ---- any pre-trained encoder: RoBERTa, ELECTRA's discriminator, ... ---------------------------------
+
+class EncoderClassifier(nn.Module):
+    """A pre-trained encoder (any model with ``encode(ids, attention_mask) -> (B, T, C)``: RoBERTa,
+    ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``). It has the
+    call signature of ``BertForSequenceClassification``, so ``finetune_classifier`` trains it."""
+
+    pool = "cls"
+
+    def __init__(self, encoder_model, hidden_size: int, num_labels: int = 2, *, rng):
+        super().__init__()
+        self.encoder_model = encoder_model
+        self.classifier = nn.Linear(hidden_size, num_labels, rng=rng, init_std=0.02)
+
+    def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
+        h = self.encoder_model.encode(input_ids, attention_mask)                             # (B, T, C)
+        logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
+        return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
+
+
+def finetune_sentiment(model, tokenizer, *, steps: int = 200, n_train: int = 2000, n_test: int = 1000,
+                       batch_size: int = 32, lr: float = 1e-3, seed: int = 0, progress: bool = False) -> dict:
+    """Fine-tune a *copy* of ``model``'s encoder (``model`` is left as it is) with a new layer on
+    h[CLS] on the sentiment-with-negation task; returns test ``accuracy``, ``negation_accuracy``,
+    ``plain_accuracy`` and the bag-of-words baseline's (``bow_accuracy``, ``bow_negation_accuracy``).
+
+    ``model`` is a ``RobertaForMaskedLM``, an ``Electra`` or any model built as
+    ``Cls(config, *, rng)`` with an ``encode`` method; ``tokenizer`` the one it was trained with."""
+    clone = type(model)(model.config, rng=np.random.default_rng(0))
+    clone.load_state_dict(model.state_dict())
+    clf = EncoderClassifier(clone, model.config.n_embd, 2, rng=np.random.default_rng([seed, 4]))
+    train, test = sentiment_split(seed, n_train, n_test)
+    scores, _ = finetune_and_score(clf, tokenizer, train, test, model.config.max_position_embeddings, steps=steps,
+                                   batch_size=batch_size, lr=lr, seed=[seed, 5], progress=progress)
+    return {**scores, "steps": steps, "n_train": n_train, "n_test": n_test}

@@ -12,8 +12,8 @@
    (``minilm.downstream.baselines.BagOfWordsClassifier``: near chance on the negated half, where only the pair
    "not good" decides) and the majority class of the training labels.
 
-    from minilm.downstream.gpt_finetune import run_gpt_finetune
-    r = run_gpt_finetune(0.5, pool="last", seeds=(0, 1, 2))
+    from minilm.downstream.gpt_finetune import GPTFinetuneConfig, run_gpt_finetune
+    r = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, pool="last", seeds=(0, 1, 2)))
     r["mean_accuracy"]                       # {"0.0": ..., "0.5": ...}
     r["initial_loss"], r["final_loss"]       # held-out task loss before / after fine-tuning (λ = 0.5)
     r["baselines"]["bow_accuracy"]
@@ -36,25 +36,27 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 import autograd.functional as F
 from autograd import nn, no_grad, tasks
 from autograd.errors import ConfigError, ShapeError
-from minilm.downstream.baselines import BagOfWordsClassifier
+from minilm.downstream.baselines import text_baselines
 from minilm.blocks import causal_mask, check_token_ids, embed_inputs
-from minilm.data import pad_batch, sentiment_dataset, synthetic_corpus
-from minilm.downstream.finetune import _train_loop
+from minilm.data import pad_batch, synthetic_corpus
+from minilm.downstream.finetune import sentiment_split
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.tokenizers import WordPieceTokenizer
+from minilm.train import fit, short_run
 
 # Task 12.1: solutions/task12_beyond/aux_lm.py
 gpt_finetune_loss = tasks.bind("task12_beyond.aux_lm", "gpt_finetune_loss")
 sequence_representation = tasks.bind("task12_beyond.aux_lm", "sequence_representation")
 
 __all__ = ["GPTForSequenceClassification", "lm_loss_padded", "pretrain_gpt", "finetune_gpt", "gpt_accuracy",
-           "gpt_evaluate", "text_baselines", "run_gpt_finetune", "format_gpt_report", "POOLING"]
+           "gpt_evaluate", "text_baselines", "GPTFinetuneConfig", "run_gpt_finetune", "POOLING"]
 
 POOLING = ("last", "mean", "max")
 IGNORE_INDEX = -100
@@ -118,7 +120,7 @@ def pretrain_gpt(gpt: GPT, ids, mask, *, steps, batch_size, lr, seed, progress=F
         T = int(mask[idx].sum(axis=1).max())
         logits, _ = gpt(ids[idx, :T])
         return lm_loss_padded(logits, ids[idx, :T], mask[idx, :T])
-    return _train_loop(gpt, loss_fn, steps, lr, seed=seed, name="GPT pre-training", progress=progress)
+    return fit(gpt, loss_fn, short_run(steps, lr, seed), name="GPT pre-training", progress=progress)
 
 
 def finetune_gpt(model: GPTForSequenceClassification, ids, mask, labels, *, aux_weight, steps, batch_size, lr,
@@ -130,8 +132,7 @@ def finetune_gpt(model: GPTForSequenceClassification, ids, mask, labels, *, aux_
         idx = rng.integers(0, len(labels), size=batch_size)
         T = int(mask[idx].sum(axis=1).max())                  # cut the batch to its longest row
         return model(ids[idx, :T], mask[idx, :T], labels[idx], aux_weight=aux_weight)["loss"]
-    return _train_loop(model, loss_fn, steps, lr, seed=seed, name=f"fine-tuning (λ={aux_weight})",
-                       progress=progress)
+    return fit(model, loss_fn, short_run(steps, lr, seed), name=f"fine-tuning (λ={aux_weight})", progress=progress)
 
 
 def gpt_evaluate(model: GPTForSequenceClassification, ids, mask, labels, batch_size: int = 256
@@ -154,30 +155,100 @@ def gpt_accuracy(model: GPTForSequenceClassification, ids, mask, labels, batch_s
     return gpt_evaluate(model, ids, mask, labels, batch_size)[0]
 
 
-def text_baselines(train_texts, y_train, test_texts, y_test, negated) -> dict:
-    """The simple answers on the same sentences: a bag-of-words logistic regression (accuracy overall,
-    on the negated and on the plain sentences, and its held-out cross-entropy) and the majority class
-    of the training labels (its accuracy, and the cross-entropy of predicting the training label
-    frequencies)."""
-    y_train, y_test, negated = np.asarray(y_train), np.asarray(y_test), np.asarray(negated, dtype=bool)
-    bow = BagOfWordsClassifier().fit(list(train_texts), y_train)
-    proba = bow.predict_proba(list(test_texts))                               # (N, K)
-    correct = proba.argmax(-1) == y_test
-    K = max(int(y_train.max()), int(y_test.max())) + 1
-    freq = np.bincount(y_train, minlength=K) / len(y_train)                   # (K,)
-    return {"bow_accuracy": float(correct.mean()), "bow_negation_accuracy": float(correct[negated].mean()),
-            "bow_plain_accuracy": float(correct[~negated].mean()),
-            "bow_loss": float(-np.log(np.maximum(proba[np.arange(len(y_test)), y_test], 1e-12)).mean()),
-            "majority_accuracy": float((y_test == int(freq.argmax())).mean()),
-            "majority_loss": float(-np.log(np.maximum(freq[y_test], 1e-12)).mean())}
+@dataclass
+class GPTFinetuneConfig:
+    aux_lm: float = 0.5           # λ in L3 = L2 + λ·L1; every seed runs λ = 0 and this λ (the paper's 0.5)
+    pool: str = "last"            # the sequence vector: the extract token's state (GPT-1's), or mean / max
+    seeds: tuple[int, ...] = (0, 1, 2)  # one pre-training per seed, then one fine-tuning per λ from it
+    steps: int = 300              # fine-tuning steps
+    pretrain_steps: int = 300     # LM pre-training steps (L1); 0 = fine-tune a random GPT
+    batch_size: int = 32          # sentences per step
+    lr: float = 1e-3              # fine-tuning peak learning rate (AdamW, warm-up then linear decay)
+    pretrain_lr: float = 2e-3     # pre-training peak learning rate
+    n_docs: int = 300             # synthetic documents to pre-train on
+    n_train: int = N_TRAIN        # labelled training sentences (half negated)
+    n_test: int = 1000            # labelled test sentences
+    vocab_size: int = 500         # WordPiece vocabulary (trained on the corpus and the training sentences)
+    n_layer: int = 2              # GPT size: small enough for a laptop CPU in a few minutes
+    n_head: int = 2
+    n_embd: int = 64
+    block_size: int = 32          # tokens per row, [CLS] and [SEP] included (the rest is cut)
+    dropout: float = 0.1          # GPT's dropout, in pre-training and fine-tuning
+
+    def __post_init__(self):
+        if self.aux_lm < 0:
+            raise ConfigError(f"GPTFinetuneConfig: aux_lm={self.aux_lm}, expected λ >= 0")
+        if self.pool not in POOLING:
+            raise ConfigError(f"GPTFinetuneConfig: pool={self.pool!r}, expected one of {POOLING}")
+        self.seeds = tuple(int(s) for s in self.seeds)
+        if not self.seeds:
+            raise ConfigError("GPTFinetuneConfig: seeds is empty; give at least one")
+        for name in ("steps", "batch_size", "n_train", "n_test"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"GPTFinetuneConfig: {name}={getattr(self, name)}, expected >= 1")
+
+    @property
+    def lambdas(self) -> list[float]:
+        return [0.0] if self.aux_lm == 0 else [0.0, float(self.aux_lm)]
 
 
-def run_gpt_finetune(aux_lm: float = 0.5, pool: str = "last", seeds=(0, 1, 2), *, steps: int = 300,
-                     pretrain_steps: int = 300, batch_size: int = 32, lr: float = 1e-3, pretrain_lr: float = 2e-3,
-                     n_docs: int = 300, n_train: int = N_TRAIN, n_test: int = 1000, vocab_size: int = 500,
-                     n_layer: int = 2, n_head: int = 2, n_embd: int = 64, block_size: int = 32,
-                     dropout: float = 0.1, progress: bool = True) -> dict:
-    """Fine-tune with λ = 0 and λ = ``aux_lm`` from the same pre-trained GPT, for every seed.
+PER_SEED = ("accuracy", "negation_accuracy", "plain_accuracy", "test_loss", "train_loss_first", "train_loss_last")
+METRICS = ("accuracy", "negation_accuracy", "plain_accuracy", "test_loss")
+
+
+def _seed_data(cfg: GPTFinetuneConfig, seed: int) -> dict:
+    """One seed's sentences, tokenizer and encoded rows (``ids_*``, ``mask_*`` (N, T)), labels and
+    the ``text_baselines`` on them."""
+    train, test = sentiment_split(seed, cfg.n_train, cfg.n_test)
+    docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([seed, 2]))
+    corpus, train_texts, test_texts = [s for d in docs for s in d], [e.text for e in train], [e.text for e in test]
+    tok = WordPieceTokenizer.train(corpus + train_texts, cfg.vocab_size)
+    d = {"tokenizer": tok, "corpus": corpus, "train_texts": train_texts,
+         "y_train": np.array([e.label for e in train]), "y_test": np.array([e.label for e in test]),
+         "negated": np.array([e.negated for e in test])}
+    d["ids_train"], d["mask_train"] = _encode(tok, train_texts, cfg.block_size)
+    d["ids_test"], d["mask_test"] = _encode(tok, test_texts, cfg.block_size)
+    d["baselines"] = text_baselines(train_texts, d["y_train"], test_texts, d["y_test"], d["negated"])
+    return d
+
+
+def _pretrained_state(cfg: GPTFinetuneConfig, seed: int, d: dict, progress: bool) -> tuple[GPTConfig, dict]:
+    """``(GPTConfig, state_dict)`` of the GPT that every λ of ``seed`` starts from."""
+    tok = d["tokenizer"]
+    config = GPTConfig(vocab_size=tok.vocab_size, block_size=cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head,
+                       n_embd=cfg.n_embd, dropout=cfg.dropout, seed=seed)
+    base = GPT(config, rng=np.random.default_rng([seed, 3]))
+    if cfg.pretrain_steps:
+        # the unlabelled task sentences join the corpus, as BooksCorpus covers the language of GPT-1's
+        # tasks: without them L1 starts near 6 nats on the task's unseen words and swamps L2
+        ids_c, m_c = _encode(tok, d["corpus"] + d["train_texts"], cfg.block_size)
+        if progress:
+            print(f"seed {seed}: pre-training GPT on {len(ids_c)} sentences", file=sys.stderr, flush=True)
+        pretrain_gpt(base, ids_c, m_c, steps=cfg.pretrain_steps, batch_size=cfg.batch_size, lr=cfg.pretrain_lr,
+                     seed=[seed, 4], progress=progress)
+    return config, base.state_dict()
+
+
+def _classifier(cfg: GPTFinetuneConfig, seed: int, config: GPTConfig, state: dict) -> GPTForSequenceClassification:
+    """A fresh copy of the pre-trained GPT with a new head W_y: the start of every λ of ``seed``."""
+    gpt = GPT(config, rng=np.random.default_rng([seed, 3]))
+    gpt.load_state_dict(state)
+    return GPTForSequenceClassification(gpt, 2, rng=np.random.default_rng([seed, 5]), pool=cfg.pool)
+
+
+def _finetune_one(cfg: GPTFinetuneConfig, seed: int, d: dict, clf, lam: float, progress: bool) -> dict:
+    """Fine-tune ``clf`` with λ = ``lam``; returns its :data:`PER_SEED` numbers."""
+    losses = finetune_gpt(clf, d["ids_train"], d["mask_train"], d["y_train"], aux_weight=lam, steps=cfg.steps,
+                          batch_size=cfg.batch_size, lr=cfg.lr, seed=[seed, 6], progress=progress)
+    correct, test_loss = gpt_evaluate(clf, d["ids_test"], d["mask_test"], d["y_test"])
+    negated = d["negated"]
+    values = (correct.mean(), correct[negated].mean(), correct[~negated].mean(), test_loss, losses[0],
+              np.mean(losses[-20:]))
+    return {name: float(v) for name, v in zip(PER_SEED, values)}
+
+
+def run_gpt_finetune(cfg: GPTFinetuneConfig, *, progress: bool = True) -> dict:
+    """Fine-tune with λ = 0 and λ = ``cfg.aux_lm`` from the same pre-trained GPT, for every seed.
 
     Returns the numbers ``minilm finetune --family gpt --aux-lm λ --json`` prints:
 
@@ -189,70 +260,36 @@ def run_gpt_finetune(aux_lm: float = 0.5, pool: str = "last", seeds=(0, 1, 2), *
     * per λ (keys ``"0.0"`` and ``f"{aux_lm}"``): the test accuracies per seed (``accuracy``), their
       mean and standard deviation, the accuracy on the negated sentences, the held-out and the
       training losses per seed."""
-    if aux_lm < 0:
-        raise ConfigError(f"run_gpt_finetune: aux_lm={aux_lm}, expected λ >= 0")
-    if pool not in POOLING:
-        raise ConfigError(f"run_gpt_finetune: pool={pool!r}, expected one of {POOLING}")
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ConfigError("run_gpt_finetune: seeds is empty; give at least one")
-    for name, v in (("steps", steps), ("batch_size", batch_size), ("n_train", n_train), ("n_test", n_test)):
-        if v < 1:
-            raise ConfigError(f"run_gpt_finetune: {name}={v}, expected >= 1")
     t0 = time.time()
-    lambdas = [0.0] if aux_lm == 0 else [0.0, float(aux_lm)]
-    keys = [str(lam) for lam in lambdas]
-    per_seed = {name: {k: [] for k in keys} for name in
-                ("accuracy", "negation_accuracy", "plain_accuracy", "test_loss", "train_loss_first", "train_loss_last")}
+    keys = [str(lam) for lam in cfg.lambdas]
+    per_seed = {name: {k: [] for k in keys} for name in PER_SEED}
     initial_losses, baselines = [], []
-    for seed in seeds:
-        data_rng = np.random.default_rng([seed, 1])
-        train, test = sentiment_dataset(n_train, rng=data_rng), sentiment_dataset(n_test, rng=data_rng)
-        docs = synthetic_corpus(n_docs, rng=np.random.default_rng([seed, 2]))
-        corpus = [s for d in docs for s in d]
-        tok = WordPieceTokenizer.train(corpus + [e.text for e in train], vocab_size)
-        ids_tr, m_tr = _encode(tok, [e.text for e in train], block_size)
-        ids_te, m_te = _encode(tok, [e.text for e in test], block_size)
-        y_tr, y_te = np.array([e.label for e in train]), np.array([e.label for e in test])
-        negated = np.array([e.negated for e in test])
-        baselines.append(text_baselines([e.text for e in train], y_tr, [e.text for e in test], y_te, negated))
-        config = GPTConfig(vocab_size=tok.vocab_size, block_size=block_size, n_layer=n_layer, n_head=n_head,
-                           n_embd=n_embd, dropout=dropout, seed=seed)
-        base = GPT(config, rng=np.random.default_rng([seed, 3]))
-        if pretrain_steps:
-            # the unlabelled task sentences join the corpus, as BooksCorpus covers the language of GPT-1's
-            # tasks: without them L1 starts near 6 nats on the task's unseen words and swamps L2
-            ids_c, m_c = _encode(tok, corpus + [e.text for e in train], block_size)
-            if progress:
-                print(f"seed {seed}: pre-training GPT on {len(corpus) + len(train)} sentences", file=sys.stderr, flush=True)
-            pretrain_gpt(base, ids_c, m_c, steps=pretrain_steps, batch_size=batch_size, lr=pretrain_lr,
-                         seed=[seed, 4], progress=progress)
-        state = base.state_dict()
-        for lam, key in zip(lambdas, keys):      # the same start, data and seed: only λ differs
-            gpt = GPT(config, rng=np.random.default_rng([seed, 3]))
-            gpt.load_state_dict(state)
-            clf = GPTForSequenceClassification(gpt, 2, rng=np.random.default_rng([seed, 5]), pool=pool)
-            if lam == lambdas[0]:                # before fine-tuning: the same model for every λ
-                initial_losses.append(gpt_evaluate(clf, ids_te, m_te, y_te)[1])
-            losses = finetune_gpt(clf, ids_tr, m_tr, y_tr, aux_weight=lam, steps=steps, batch_size=batch_size,
-                                  lr=lr, seed=[seed, 6], progress=progress)
-            correct, test_loss = gpt_evaluate(clf, ids_te, m_te, y_te)
-            for name, value in (("accuracy", correct.mean()), ("negation_accuracy", correct[negated].mean()),
-                                ("plain_accuracy", correct[~negated].mean()), ("test_loss", test_loss),
-                                ("train_loss_first", losses[0]), ("train_loss_last", np.mean(losses[-20:]))):
-                per_seed[name][key].append(float(value))
-    metrics_by_lambda = {k: {name: float(np.mean(per_seed[name][k]))
-                             for name in ("accuracy", "negation_accuracy", "plain_accuracy", "test_loss")}
-                         for k in keys}
+    for seed in cfg.seeds:
+        d = _seed_data(cfg, seed)
+        baselines.append(d["baselines"])
+        config, state = _pretrained_state(cfg, seed, d, progress)
+        for lam, key in zip(cfg.lambdas, keys):      # the same start, data and seed: only λ differs
+            clf = _classifier(cfg, seed, config, state)
+            if key == keys[0]:                        # before fine-tuning: the same model for every λ
+                initial_losses.append(gpt_evaluate(clf, d["ids_test"], d["mask_test"], d["y_test"])[1])
+            for name, value in _finetune_one(cfg, seed, d, clf, lam, progress).items():
+                per_seed[name][key].append(value)
+    return {**_summary(cfg, per_seed, initial_losses, baselines), "seconds": round(time.time() - t0, 1)}
+
+
+def _summary(cfg: GPTFinetuneConfig, per_seed: dict, initial_losses: list, baselines: list) -> dict:
+    keys = list(per_seed["accuracy"])
+    by_lambda = {k: {name: float(np.mean(per_seed[name][k])) for name in METRICS} for k in keys}
     main = keys[-1]                              # the λ asked for
     return {
-        "family": "gpt", "aux_lm": float(aux_lm), "pool": pool, "seeds": seeds, "lambdas": lambdas,
+        "family": "gpt", "aux_lm": float(cfg.aux_lm), "pool": cfg.pool, "seeds": list(cfg.seeds),
+        "lambdas": cfg.lambdas,
         "loss_measure": "held-out task loss: mean cross-entropy of the test labels (L2), mean over seeds; "
                         "initial = before fine-tuning, final = after fine-tuning with λ = aux_lm",
         "initial_loss": float(np.mean(initial_losses)),
-        "final_loss": metrics_by_lambda[main]["test_loss"],
-        "metrics": metrics_by_lambda[main],
-        "metrics_by_lambda": metrics_by_lambda,
+        "final_loss": by_lambda[main]["test_loss"],
+        "metrics": by_lambda[main],
+        "metrics_by_lambda": by_lambda,
         "baselines": {name: float(np.mean([b[name] for b in baselines])) for name in baselines[0]},
         "accuracy": per_seed["accuracy"], "negation_accuracy": per_seed["negation_accuracy"],
         "plain_accuracy": per_seed["plain_accuracy"],
@@ -261,36 +298,5 @@ def run_gpt_finetune(aux_lm: float = 0.5, pool: str = "last", seeds=(0, 1, 2), *
         "initial_test_loss": initial_losses, "test_loss": per_seed["test_loss"],
         "train_loss_first": per_seed["train_loss_first"], "train_loss_last": per_seed["train_loss_last"],
         "baselines_per_seed": {name: [b[name] for b in baselines] for name in baselines[0]},
-        "steps": steps, "pretrain_steps": pretrain_steps, "n_train": n_train, "n_test": n_test,
-        "seconds": round(time.time() - t0, 1),
+        "steps": cfg.steps, "pretrain_steps": cfg.pretrain_steps, "n_train": cfg.n_train, "n_test": cfg.n_test,
     }
-
-
-def format_gpt_report(r: dict) -> str:
-    """The text ``minilm finetune --family gpt`` prints: accuracy and held-out task loss per λ (per seed
-    and on average), beside the bag-of-words and majority-class baselines."""
-    b = r["baselines"]
-    lines = [f"GPT-1 fine-tuning on sentiment with negation (pool={r['pool']}, {r['n_train']} labelled / "
-             f"{r['n_test']} test sentences), pre-trained {r['pretrain_steps']} steps, fine-tuned {r['steps']} steps, "
-             f"seeds {r['seeds']}",
-             f"  held-out task loss before fine-tuning: {r['initial_loss']:.3f} (chance: log 2 = 0.693)"]
-    for lam in r["lambdas"]:
-        key = str(lam)
-        m = r["metrics_by_lambda"][key]
-        per_seed = " ".join(f"{a:.1%}" for a in r["accuracy"][key])
-        lines.append(f"  λ = {lam:<4}  accuracy {r['mean_accuracy'][key]:.1%} ± {r['std_accuracy'][key]:.1%}"
-                     f"   (seeds: {per_seed}; negated: {m['negation_accuracy']:.1%}); "
-                     f"held-out loss {m['test_loss']:.3f}")
-    lines.append(f"  bag of words: accuracy {b['bow_accuracy']:.1%} (negated: {b['bow_negation_accuracy']:.1%}); "
-                 f"held-out loss {b['bow_loss']:.3f}")
-    lines.append(f"  majority class: accuracy {b['majority_accuracy']:.1%}; held-out loss {b['majority_loss']:.3f}")
-    if len(r["lambdas"]) == 2:
-        a, c = (str(lam) for lam in r["lambdas"])
-        gap = r["mean_accuracy"][c] - r["mean_accuracy"][a]
-        lines.append(f"L3 = L2 + {r['lambdas'][1]}·L1 vs L2 alone: {100 * gap:+.1f} points on average")
-    best = max(r["mean_accuracy"].values())
-    verdict = "beats" if best > b["bow_accuracy"] else "does NOT beat"
-    lines.append(f"the fine-tuned GPT (best λ) {verdict} the bag of words by {100 * (best - b['bow_accuracy']):+.1f} "
-                 f"points ({100 * (r['metrics']['negation_accuracy'] - b['bow_negation_accuracy']):+.1f} on the "
-                 f"negated sentences with λ = {r['lambdas'][-1]})")
-    return "\n".join(lines)

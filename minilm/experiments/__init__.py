@@ -3,15 +3,25 @@
 Each experiment is a module here with
 
     NAME, HELP                 the command's name and one-line help; the module docstring is --help
-    add_arguments(parser)      (optional) its own options
-    plan(args, quick) -> Plan  the conditions compared, the metrics reported, the sizes to run at
+    CONFIG                     a dataclass of every setting of the experiment, one comment each; its
+                               defaults are the full-size run, ``CONFIG.quick()`` the --quick sizes
+    OPTIONS                    the fields offered on the command line (``minilm experiment NAME
+                               --help`` is generated from them: minilm/recipes/config.py)
+    plan(cfg) -> Plan          the conditions compared, the metrics reported, the sizes to run at
     run_one(condition, seed, settings) -> {metric: float}
                                one pre-train + evaluate run; a pure function of its arguments, so
                                runs can go to other processes (--jobs) and be reused (--resume)
 
 and ``minilm.experiments.runner`` does the rest for every one of them: the seeds loop, a progress
 bar, mean ± standard deviation over seeds, a Markdown table (printed, and written to
-OUT/NAME.md), a PNG (OUT/NAME.png) and every run's numbers (OUT/NAME.json).
+OUT/NAME.md), a PNG (OUT/NAME.png) and every run's numbers (OUT/NAME.json). Code and tests change
+a setting with ``dataclasses.replace``, as the command line does::
+
+    from dataclasses import replace
+    from minilm.experiments import masking
+    from minilm.experiments.runner import run_experiment
+    cfg = replace(masking.CONFIG.quick(), steps=20)             # minilm experiment masking --quick --steps 20
+    run_experiment("masking", masking, cfg, quick=True, seeds=[0], out_dir="runs/experiments")
 """
 from __future__ import annotations
 
@@ -45,7 +55,7 @@ class Plan:
     title: str                          # one line: the question the table answers
     conditions: list[str]               # the table's rows, in order
     metrics: list[Metric]               # its columns; the first (and second, if any) are plotted
-    settings: dict
+    settings: dict                      # the config's fields run_one reads (dataclasses.asdict)
     x: dict | None = None               # a number per condition: the plot becomes a line over x
     xlabel: str = ""
     notes: list[str] = field(default_factory=list)  # lines printed under the table

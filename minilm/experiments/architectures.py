@@ -40,15 +40,16 @@ given the true prefix (teacher forcing); ``loss`` is the held-out cross-entropy 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Literal
 
 import numpy as np
 
-from autograd import nn
-from autograd.errors import ConfigError, ShapeError
+from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
-from minilm.recipes import recipe_args  # the recipes' command-line defaults (t5 and prefixlm here)
-from minilm.models.t5 import T5Config
+from minilm.models.prefixlm import DecoderOnlyConfig, PrefixLM, PrefixLMConfig, T5DecoderOnly
+from minilm.models.t5 import T5, T5Config
+from minilm.recipes.t5 import TASK_CHOICES
 
 NAME = "architectures"
 HELP = "T5 Fig. 4 / Table 2: encoder-decoder vs prefix LM vs causal LM at equal parameters"
@@ -60,88 +61,29 @@ CONDITIONS = {  # row label -> how run_one builds it
     "prefix LM (2L), GPT blocks": "gpt-prefixlm",
     "causal LM (2L), GPT blocks": "gpt-causal",
 }
-DEFAULTS = {"task": "reverse", "min_len": 4, "max_len": 12, "n_layer": 2, "n_embd": 64, "n_head": 4,
-            "batch_size": 32, "steps": 500, "lr": 3e-3, "warmup": 50}
-QUICK = {"min_len": 3, "max_len": 6, "n_layer": 1, "n_embd": 32, "steps": 60}
 
 
-def add_arguments(p):
-    p.add_argument("--task", choices=("copy", "reverse", "sort", "count", "mixed"), default=None,
-                   help=f"the toy task (default {DEFAULTS['task']})")
-    p.add_argument("--steps", type=int, default=None, help=f"training steps per run (default {DEFAULTS['steps']})")
-    p.add_argument("--n-layer", type=int, default=None,
-                   help=f"L: encoder and decoder blocks each; the decoder-only stacks get 2L "
-                        f"(default {DEFAULTS['n_layer']})")
-    p.add_argument("--max-len", type=int, default=None,
-                   help=f"longest input in letters (default {DEFAULTS['max_len']})")
+@dataclass(frozen=True)
+class ArchitecturesConfig:
+    """``minilm experiment architectures``: the task and the sizes of every model. ``quick()``: toy sizes."""
+    task: Literal[TASK_CHOICES] = "reverse"  # the toy task
+    min_len: int = 4                         # shortest input in letters
+    max_len: int = 12                        # longest input in letters
+    n_layer: int = 2                         # L: encoder and decoder blocks each; the decoder-only stacks get 2L
+    n_embd: int = 64                         # C: the width of every model
+    n_head: int = 4                          # attention heads
+    batch_size: int = 32                     # fresh pairs per step
+    steps: int = 500                         # training steps per run
+    lr: float = 3e-3                         # AdamW peak learning rate
+    warmup: int = 50                         # warm-up steps
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), min_len=3, max_len=6, n_layer=1, n_embd=32, steps=60)
 
 
-# ---- a decoder-only model from T5's parts --------------------------------------------------------
-
-@dataclass
-class DecoderOnlyConfig(T5Config):
-    """A T5Config for one stack of ``n_layer`` blocks over ``[input ; target]``."""
-    arch: str = "prefixlm"   # "prefixlm" (the input fully visible) or "causal"
-
-
-class T5DecoderOnly(nn.Module):
-    """T5's encoder stack (``T5Stack(decoder=False)``: blocks without cross-attention) used as a
-    decoder-only LM over ``ids (B, T) = [input ; target ; pad]``: a prefix LM or a causal LM by the
-    mask alone (Raffel et al. Fig. 3). Same call as ``minilm.models.prefixlm.PrefixLM``:
-    ``model(ids, prefix_len, attention_mask=None, labels=None) -> {"logits" (B, T, V), "loss"}``,
-    with labels already shifted (``lm_labels``), and ``generate(prefixes, max_new_tokens, eos_id=)``.
-    """
-
-    def __init__(self, config, *, rng: np.random.Generator | None = None):
-        super().__init__()
-        from minilm.models.t5 import T5, T5Stack
-        if config.arch not in ("prefixlm", "causal"):
-            raise ConfigError(f"T5DecoderOnly: arch={config.arch!r}, expected 'prefixlm' or 'causal'")
-        self.config = config
-        rng = np.random.default_rng(config.seed) if rng is None else rng
-        self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=1.0)
-        self.stack = T5Stack(config, rng=rng, decoder=False)      # bidirectional relative buckets
-        T5._init_t5_weights(self, rng)                             # T5's init, by parameter name
-
-    def forward(self, ids, prefix_len, attention_mask=None, labels=None) -> dict:
-        import autograd.functional as F
-        from minilm.blocks import check_token_ids
-        from minilm.models.prefixlm import PrefixLM
-        cfg = self.config
-        ids = check_token_ids("T5DecoderOnly", ids, cfg.vocab_size)            # (B, T)
-        B, T = ids.shape
-        prefix_len = np.broadcast_to(np.asarray(prefix_len, dtype=np.int64), (B,))
-        if ((prefix_len < 0) | (prefix_len > T)).any():
-            raise ShapeError(f"T5DecoderOnly: prefix_len {prefix_len.tolist()} must be within [0, T={T}]")
-        keys = ids != cfg.pad_id if attention_mask is None else np.asarray(attention_mask).astype(bool)
-        mask = PrefixLM.attention_mask(self, T, prefix_len, keys)  # the same masks as PrefixLM: (B|1, 1, T, T)
-        h = self.stack(self.shared(ids), mask)                                  # (B, T, C)
-        logits = (h * cfg.n_embd ** -0.5) @ self.shared.weight.T              # (B, T, V), tied as in T5
-        loss = None if labels is None else F.cross_entropy(logits, np.asarray(labels), ignore_index=-100)
-        return {"logits": logits, "loss": loss}
-
-    def generate(self, prefixes, max_new_tokens: int, *, eos_id: int | None = None) -> list[list[int]]:
-        """Greedy continuation of each 1-D prefix; the generated ids of each, EOS included when
-        produced. Prefixes of one length run as a batch (the whole sequence is re-run each step)."""
-        from autograd import no_grad
-        from minilm.decoding import generate_tokens
-        prefixes = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prefixes]
-        out: list = [None] * len(prefixes)
-        was_training = self.training
-        self.eval()
-        try:
-            with no_grad():
-                for P in sorted({len(p) for p in prefixes}):
-                    rows = [i for i, p in enumerate(prefixes) if len(p) == P]
-                    ids = np.stack([prefixes[i] for i in rows])                # (b, P)
-                    full = generate_tokens(lambda t: self(t, P)["logits"].data[:, -1, :], ids,
-                                           max_new_tokens, greedy=True, eos_id=eos_id)
-                    for k, i in enumerate(rows):
-                        gen = full[k, P:].tolist()
-                        out[i] = gen[:gen.index(eos_id) + 1] if eos_id in gen else gen
-        finally:
-            self.train(was_training)
-        return out
+CONFIG = ArchitecturesConfig
+OPTIONS = ("task", "steps", "n_layer", "max_len")
 
 
 # ---- the runs ------------------------------------------------------------------------------------
@@ -149,11 +91,9 @@ class T5DecoderOnly(nn.Module):
 def make_model(condition: str, settings: dict, *, vocab_size: int, pad_id: int, eos_id: int, seed: int,
                block_size: int = 64):
     """The model of one condition: a ``T5`` of L + L blocks, or a decoder-only stack of 2L blocks
-    with feed-forward 5C (equal parameters, see the module docstring): :class:`T5DecoderOnly`, or
-    for the "GPT blocks" rows ``minilm.models.prefixlm.PrefixLM`` (learned positions of
-    ``block_size``)."""
-    from minilm.models.prefixlm import PrefixLM, PrefixLMConfig
-    from minilm.models.t5 import T5
+    with feed-forward 5C (equal parameters, see the module docstring): ``minilm.models.prefixlm``'s
+    ``T5DecoderOnly`` (T5's blocks), or for the "GPT blocks" rows its ``PrefixLM`` (learned
+    positions of ``block_size``)."""
     if condition not in CONDITIONS:
         raise ConfigError(f"architectures: unknown condition {condition!r}, expected one of {list(CONDITIONS)}")
     s, kind, rng = settings, CONDITIONS[condition], np.random.default_rng(seed)
@@ -179,10 +119,10 @@ def build_recipe(condition: str, seed: int, settings: dict):
     common = dict(seed=seed, task=s["task"], min_len=s["min_len"], max_len=s["max_len"], n_head=s["n_head"],
                   n_embd=s["n_embd"], batch_size=s["batch_size"])
     if kind == "encdec":
-        recipe = t5.build(recipe_args(t5, n_layer=s["n_layer"], **common))
+        recipe = t5.build(replace(t5.CONFIG(), n_layer=s["n_layer"], **common))
     else:
-        recipe = prefixlm.build(recipe_args(prefixlm, n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
-                                            **common))
+        recipe = prefixlm.build(replace(prefixlm.CONFIG(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
+                                        **common))
     tok = recipe.tokenizer
     recipe.model = make_model(condition, s, vocab_size=tok.vocab_size, pad_id=tok.pad_id, eos_id=recipe.eos_id,
                               seed=seed, block_size=getattr(recipe.model_config, "block_size", 64))
@@ -190,12 +130,8 @@ def build_recipe(condition: str, seed: int, settings: dict):
     return recipe
 
 
-def plan(args, quick: bool) -> Plan:
-    settings = dict(DEFAULTS, **(QUICK if quick else {}))
-    for key in ("task", "steps", "n_layer", "max_len"):
-        value = getattr(args, key, None) if args is not None else None
-        if value is not None:
-            settings[key] = value
+def plan(cfg: ArchitecturesConfig) -> Plan:
+    settings = asdict(cfg)
     if settings["steps"] < 1 or settings["n_layer"] < 1 or settings["max_len"] < settings["min_len"]:
         raise ConfigError(f"architectures: steps={settings['steps']}, n_layer={settings['n_layer']}, "
                           f"max_len={settings['max_len']}: expected steps, n_layer >= 1 and "

@@ -34,9 +34,8 @@ sentences) and held-out MLM loss (mean cross-entropy per masked token, nats; low
 """
 from __future__ import annotations
 
-import argparse
 import tempfile
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -50,21 +49,35 @@ HELP = "DeBERTa (relative positions, enhanced mask decoder) vs a BERT of the sam
 REFERENCE, BERT, DEBERTA_NO_EMD, DEBERTA = "most frequent token", "BERT", "DeBERTa, no EMD", "DeBERTa"
 CONDITIONS = [REFERENCE, BERT, DEBERTA_NO_EMD, DEBERTA]
 
-DEFAULT = {"docs": 800, "vocab_size": 400, "max_seq_length": 32, "n_layer": 2, "n_head": 4, "n_embd": 64,
-           "max_relative_positions": 8, "batch_size": 32, "steps": 1000, "lr": 2e-3, "warmup": 100}
-QUICK = {**DEFAULT, "docs": 100, "vocab_size": 250, "max_seq_length": 24, "n_head": 2, "n_embd": 32,
-         "steps": 150, "lr": 3e-3, "warmup": 15}
 
 
-def add_arguments(p):
-    p.add_argument("--steps", type=int, default=None,
-                   help=f"training steps of every model (default {DEFAULT['steps']}; --quick {QUICK['steps']})")
+@dataclass(frozen=True)
+class DebertaVsBertConfig:
+    """``minilm experiment deberta-vs-bert``: the data and the size every model shares. ``quick()``: toy sizes."""
+    docs: int = 800                 # synthetic documents, 10% held out
+    vocab_size: int = 400           # WordPiece vocabulary
+    max_seq_length: int = 32        # tokens per sentence, [CLS] and [SEP] included
+    n_layer: int = 2                # blocks of every model
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    max_relative_positions: int = 8  # k: DeBERTa's relative distances are clipped at k
+    batch_size: int = 32            # sentences per step
+    steps: int = 1000               # training steps of every model
+    lr: float = 2e-3                # peak learning rate
+    warmup: int = 100               # warm-up steps
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=100, vocab_size=250, max_seq_length=24, n_head=2, n_embd=32, steps=150, lr=3e-3,
+                       warmup=15)
 
 
-def plan(args, quick: bool) -> Plan:
-    settings = dict(QUICK if quick else DEFAULT)
-    if args is not None and getattr(args, "steps", None):
-        settings["steps"] = args.steps
+CONFIG = DebertaVsBertConfig
+OPTIONS = ("steps",)
+
+
+def plan(cfg: DebertaVsBertConfig) -> Plan:
+    settings = asdict(cfg)
     return Plan(
         title="DeBERTa vs BERT of the same size, MLM only: held-out masked-LM accuracy and loss",
         conditions=list(CONDITIONS),
@@ -80,7 +93,8 @@ def plan(args, quick: bool) -> Plan:
 
 def parameter_counts(settings: dict) -> str:
     """One line: the parameters of each model at these settings (with a vocabulary of vocab_size)."""
-    from minilm.models.bert import BertConfig, BertForPreTraining
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForPreTraining
     from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
     size = dict(vocab_size=settings["vocab_size"], max_position_embeddings=settings["max_seq_length"],
                 n_layer=settings["n_layer"], n_head=settings["n_head"], n_embd=settings["n_embd"])
@@ -94,12 +108,12 @@ def parameter_counts(settings: dict) -> str:
             f"and NSP head, unused here), DeBERTa {count(deberta):,} (with or without EMD).")
 
 
-def _recipe_args(settings: dict, seed: int) -> argparse.Namespace:
-    """The DeBERTa recipe's command-line defaults, then ``settings`` (no BERT inside the recipe)."""
-    from minilm.recipes import deberta, recipe_args
+def _recipe_config(settings: dict, seed: int):
+    """The DeBERTa recipe's defaults, then ``settings`` (no BERT inside the recipe)."""
+    from minilm.recipes import deberta
     keys = ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
             "batch_size")  # steps and lr go to the training loop, not the recipe
-    return recipe_args(deberta, seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
+    return replace(deberta.CONFIG(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
 
 
 def held_out_mlm(data, logits_fn) -> dict:
@@ -125,7 +139,8 @@ class BertMLM:
     family = "bert"
 
     def __init__(self, data, seed: int):
-        from minilm.models.bert import BertConfig, BertForPreTraining
+        from minilm.models.bert import BertConfig
+        from minilm.models.bert_heads import BertForPreTraining
         c = data.model_config
         self.data, self.tokenizer = data, data.tokenizer
         self.model_config = BertConfig(vocab_size=c.vocab_size, max_position_embeddings=c.max_position_embeddings,
@@ -161,7 +176,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     from minilm.models.deberta import DebertaForMaskedLM
     from minilm.recipes import deberta
     from minilm.train import TrainConfig, train
-    data = deberta.build(_recipe_args(settings, seed))       # sentences, tokenizer, masks; a DeBERTa
+    data = deberta.build(_recipe_config(settings, seed))       # sentences, tokenizer, masks; a DeBERTa
     if condition == REFERENCE:
         return _reference(data)
     if condition == BERT:

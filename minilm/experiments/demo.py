@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autograd.functional as F
-from autograd import Tensor, nn, no_grad, optim
+from autograd import nn, no_grad, optim
 from minilm import corruption
 from minilm.blocks import Block, causal_mask, padding_mask
 from minilm.data import SEED_SENTENCES

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from autograd.errors import ConfigError
+from minilm.downstream.distill import DistillWeights, StudentRecipe, build_student, inference_parameters
 from minilm.experiments import Metric, Plan
 
 NAME = "distillation"
@@ -56,20 +58,34 @@ OBJECTIVES = {  # DistillWeights of each objective (minilm/downstream/distill.py
     "cosine": {"hard": 0.5, "soft": 0.5, "cos": 1.0},
     "tinybert": {"hard": 0.5, "soft": 0.5, "hidden_mse": 1.0, "attention": 1.0},
 }
-DEFAULTS = {"teacher_layers": 4, "n_embd": 64, "n_head": 2, "vocab_size": 400, "docs": 200,
-            "pretrain_steps": 150, "teacher_steps": 400, "n_train": 300, "n_test": 1000,
-            "student_steps": 100, "batch_size": 32, "lr": 1e-3, "temperature": 2.0, "max_len": 32}
-QUICK = {"teacher_layers": 2, "n_embd": 32, "docs": 40, "pretrain_steps": 10, "teacher_steps": 20,
-         "n_train": 200, "n_test": 200, "student_steps": 10}
 
 
-def add_arguments(p):
-    p.add_argument("--n-train", type=int, default=None,
-                   help=f"labelled training pairs for teacher and students (default {DEFAULTS['n_train']})")
-    p.add_argument("--student-steps", type=int, default=None,
-                   help=f"distillation steps per student (default {DEFAULTS['student_steps']})")
-    p.add_argument("--temperature", type=float, default=None,
-                   help=f"T of the soft targets (default {DEFAULTS['temperature']})")
+@dataclass(frozen=True)
+class DistillationConfig:
+    """``minilm experiment distillation``: the teacher, the students and the data. ``quick()``: toy sizes."""
+    teacher_layers: int = 4         # the teacher BERT's blocks
+    n_embd: int = 64                # width of the teacher and every student
+    n_head: int = 2                 # attention heads
+    vocab_size: int = 400           # WordPiece vocabulary
+    docs: int = 200                 # synthetic documents the teacher is pre-trained on
+    pretrain_steps: int = 150       # the teacher's MLM + NSP pre-training steps
+    teacher_steps: int = 400        # the teacher's fine-tuning steps
+    n_train: int = 300              # labelled training pairs for teacher and students
+    n_test: int = 1000              # held-out pairs
+    student_steps: int = 100        # distillation steps per student
+    batch_size: int = 32            # pairs (or sequences) per step
+    lr: float = 1e-3                # the students' peak learning rate
+    temperature: float = 2.0        # T of the soft targets
+    max_len: int = 32               # longest sequence in tokens (pre-training and pairs)
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), teacher_layers=2, n_embd=32, docs=40, pretrain_steps=10, teacher_steps=20,
+                       n_train=200, n_test=200, student_steps=10)
+
+
+CONFIG = DistillationConfig
+OPTIONS = ("n_train", "student_steps", "temperature")
 
 
 def teacher_label(settings: dict) -> str:
@@ -79,7 +95,6 @@ def teacher_label(settings: dict) -> str:
 
 def weights_for(objective: str, temperature: float):
     """The ``DistillWeights`` of one objective of :data:`OBJECTIVES`."""
-    from minilm.downstream.distill import DistillWeights
     if objective not in OBJECTIVES:
         raise ConfigError(f"distillation: unknown objective {objective!r}, expected one of {list(OBJECTIVES)}")
     return DistillWeights(temperature=temperature, **OBJECTIVES[objective])
@@ -113,23 +128,17 @@ def teacher_bundle(seed: int, settings: dict) -> dict:
 
 
 def _train_teacher(seed: int, s: dict) -> dict:
-    from minilm.data import entailment_dataset, synthetic_corpus
-    from minilm.downstream.finetune import classification_accuracy, finetune_classifier, pretrain_bert
-    from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification
-    from minilm.tokenizers import WordPieceTokenizer
+    from minilm.data import entailment_dataset
+    from minilm.downstream.finetune import (FinetuneConfig, bert_classifier, classification_accuracy,
+                                            finetune_classifier, pretrain_encoder)
     data_rng = np.random.default_rng([seed, 1])
     train, test = entailment_dataset(s["n_train"], rng=data_rng), entailment_dataset(s["n_test"], rng=data_rng)
-    docs = synthetic_corpus(s["docs"], rng=np.random.default_rng([seed, 2]))
-    pair_texts = [t for e in train for t in (e.premise, e.hypothesis)]
-    tok = WordPieceTokenizer.train([x for d in docs for x in d] + pair_texts, s["vocab_size"])
-    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=s["max_len"], n_layer=s["teacher_layers"],
-                        n_head=s["n_head"], n_embd=s["n_embd"], dropout=0.1)
-    pre = BertForPreTraining(config, rng=np.random.default_rng([seed, 3]))
-    if s["pretrain_steps"]:
-        pretrain_bert(pre, tok, docs, steps=s["pretrain_steps"], batch_size=s["batch_size"], lr=2e-3,
-                      max_seq_length=s["max_len"], seed=seed)
-    teacher = BertForSequenceClassification(config, 3, rng=np.random.default_rng([seed, 4]))
-    teacher.bert.load_state_dict(pre.bert.state_dict())
+    pretraining = FinetuneConfig(n_docs=s["docs"], vocab_size=s["vocab_size"], n_layer=s["teacher_layers"],
+                                 n_head=s["n_head"], n_embd=s["n_embd"], max_seq_length=s["max_len"], dropout=0.1,
+                                 pretrain_steps=s["pretrain_steps"], pretrain_lr=2e-3, batch_size=s["batch_size"],
+                                 seed=seed)
+    bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)])
+    teacher = bert_classifier(bert, 3, seed=seed)
     ids, mask = encode_pairs(tok, train, s["max_len"])
     y = np.array([e.label for e in train])
     test_ids, test_mask = encode_pairs(tok, test, s["max_len"])
@@ -144,27 +153,15 @@ def _train_teacher(seed: int, s: dict) -> dict:
 
 # ---- a student, distilled with minilm.train ---------------------------------------------------------
 
-class StudentRun:
+class StudentRun(StudentRecipe):
     """The recipe ``minilm.train.train`` needs to distil ``student`` from the bundle's teacher:
-    batches of labelled pairs, ``distill_objective`` as the loss, held-out accuracy."""
-
-    family = "distill"
+    ``StudentRecipe``'s batches of labelled pairs and loss, scored by held-out cross-entropy and
+    accuracy."""
 
     def __init__(self, bundle: dict, student, weights, batch_size: int):
-        self.b, self.model, self.model_config = bundle, student, student.config
-        self.tokenizer, self.weights, self.batch_size = bundle["tokenizer"], weights, batch_size
-
-    def batch(self, rng):
-        b = self.b
-        idx = rng.integers(0, len(b["y"]), size=self.batch_size)
-        T = int(b["mask"][idx].sum(axis=1).max())          # cut the batch to its longest pair
-        return b["ids"][idx, :T], b["mask"][idx, :T], b["y"][idx]
-
-    def loss(self, model, batch):
-        from minilm.downstream.distill import distill_objective
-        ids, mask, y = batch
-        loss, terms = distill_objective(model, self.b["teacher"], ids, mask, y, self.weights)
-        return loss, {"tokens": int(mask.sum()), **terms}
+        super().__init__(student, bundle["teacher"], bundle["tokenizer"], bundle["ids"], bundle["mask"], bundle["y"],
+                         weights, batch_size)
+        self.b = bundle
 
     def evaluate(self, model):
         import autograd.functional as F
@@ -183,25 +180,15 @@ class StudentRun:
 
 def make_student(bundle: dict, layers: int, objective: str, seed: int):
     """A ``DistilStudent`` of ``layers`` blocks at the teacher's width, initialised from evenly
-    spread teacher layers, the teacher's embeddings and its classifier (DistilBERT)."""
-    from minilm.downstream.distill import DistilStudent, StudentConfig, default_layer_map, init_student_from_teacher
-    teacher = bundle["teacher"]
-    t = teacher.config
-    config = StudentConfig(vocab_size=t.vocab_size, max_position_embeddings=t.max_position_embeddings,
-                           n_layer=layers, n_head=t.n_head, n_embd=t.n_embd, dropout=t.dropout,
-                           teacher_n_embd=t.n_embd if objective == "tinybert" else None)
-    student = DistilStudent(config, 3, rng=np.random.default_rng([seed, 6, layers]), pool=teacher.pool)
-    init_student_from_teacher(student.bert, teacher.bert, default_layer_map(t.n_layer, layers))
-    student.classifier.load_state_dict(teacher.classifier.state_dict())
+    spread teacher layers, the teacher's embeddings and its classifier (DistilBERT); W_h for the
+    TinyBERT objective only."""
+    student, _ = build_student(bundle["teacher"], layers, rng=np.random.default_rng([seed, 6, layers]),
+                               projection=objective == "tinybert")
     return student
 
 
-def plan(args, quick: bool) -> Plan:
-    settings = dict(DEFAULTS, **(QUICK if quick else {}))
-    for key in ("n_train", "student_steps", "temperature"):
-        value = getattr(args, key, None) if args is not None else None
-        if value is not None:
-            settings[key] = value
+def plan(cfg: DistillationConfig) -> Plan:
+    settings = asdict(cfg)
     if settings["n_train"] < 1 or settings["student_steps"] < 1 or not settings["temperature"] > 0:
         raise ConfigError(f"distillation: n_train={settings['n_train']}, student_steps={settings['student_steps']}, "
                           f"temperature={settings['temperature']}: expected positive values")
@@ -226,7 +213,6 @@ def plan(args, quick: bool) -> Plan:
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    from minilm.downstream.distill import inference_parameters
     from minilm.train import TrainConfig, train
     is_teacher = condition == teacher_label(settings)
     if not is_teacher and CONDITIONS.get(condition) is None:

@@ -32,8 +32,11 @@ model itself).
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 from minilm.experiments import Metric, Plan
 from minilm.experiments import electra_common as common
+from minilm.recipes.electra import ElectraRecipeConfig
 
 NAME = "electra-ablation"
 HELP = "ELECTRA vs All-tokens MLM, Replace MLM, ELECTRA-15% and BERT at equal compute (Clark et al. Table 5)"
@@ -50,32 +53,19 @@ CONDITIONS = {
 }
 PAPER_GLUE = {"ELECTRA": 85.0, "All-tokens MLM": 84.3, "Replace MLM": 82.4, "ELECTRA 15%": 82.4, "BERT (MLM)": 82.2}
 
-DEFAULTS = dict(steps=300, lr=2e-3, warmup=30, docs=400, n_layer=2, n_head=4, n_embd=64, batch_size=32,
-                max_seq_length=64, vocab_size=400, generator_fraction=0.25, probe_train=256, probe_test=1000)
-QUICK = dict(steps=60, lr=2e-3, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
-             max_seq_length=64, vocab_size=200, generator_fraction=0.25, probe_train=64, probe_test=150)
+
+@dataclass(frozen=True)
+class ElectraAblationConfig(common.ElectraExperimentConfig):
+    """``minilm experiment electra-ablation``: the shared sizes and the generator's size."""
+    generator_fraction: float = ElectraRecipeConfig.generator_fraction  # generator width / discriminator width
 
 
-def add_arguments(p):
-    p.add_argument("--steps", type=int, default=None,
-                   help=f"pre-training steps of every run (default {DEFAULTS['steps']}; --quick {QUICK['steps']})")
-    p.add_argument("--lr", type=float, default=None, help=f"pre-training peak learning rate (default {DEFAULTS['lr']})")
-    p.add_argument("--probe-train", type=int, default=None,
-                   help=f"labelled entailment pairs the probe is fitted on (default {DEFAULTS['probe_train']})")
+CONFIG = ElectraAblationConfig
+OPTIONS = ("steps", "lr", "probe_train")
 
 
-def settings_from(args, quick: bool) -> dict:
-    """The defaults (or the --quick toy sizes) with the command line's own options applied."""
-    s = dict(QUICK if quick else DEFAULTS)
-    for key in ("steps", "lr", "probe_train"):
-        value = getattr(args, key, None) if args is not None else None
-        if value is not None:
-            s[key] = value
-    return s
-
-
-def plan(args, quick: bool) -> Plan:
-    s = settings_from(args, quick)
+def plan(cfg: ElectraAblationConfig) -> Plan:
+    s = asdict(cfg)
     return Plan(
         title="which pre-training objective gives the best encoder at equal compute?",
         conditions=list(CONDITIONS),

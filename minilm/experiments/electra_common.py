@@ -11,7 +11,8 @@ The downstream protocol (the same for ``electra-ablation`` and ``generator-size`
    of the three-class entailment task (``minilm.data.entailment_dataset``).
 3. **Probe**: a multinomial logistic regression on the sentence vector ``[h_CLS ; mean_t h_t]``
    (2H features, standardised on the training pairs), fitted by full-batch gradient descent on
-   ``probe_train`` labelled pairs and scored on ``probe_test`` others. Chance is 1/3.
+   ``probe_train`` labelled pairs and scored on ``probe_test`` others (``minilm.downstream.probe``).
+   Chance is 1/3.
 
 Why a probe and not fine-tuning: on this corpus the sentiment task saturates (a random encoder
 fine-tuned on 2,000 sentences gets 100%, and its words are not in the pre-training corpus), and
@@ -27,13 +28,37 @@ from __future__ import annotations
 
 import math
 import tempfile
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from autograd import no_grad
 from autograd.errors import ConfigError
+from minilm.downstream.probe import probe_accuracy
+from minilm.recipes.electra import ElectraRecipeConfig as _Recipe
 
-PROBE_STEPS, PROBE_LR, PROBE_L2 = 300, 0.5, 1e-2
+
+@dataclass(frozen=True)
+class ElectraExperimentConfig:
+    """The settings of the ELECTRA experiments: the recipe's own sizes (``minilm train electra``)
+    with a shorter schedule, and the probe's data. ``quick()``: toy sizes."""
+    steps: int = 300                             # pre-training steps of every run
+    lr: float = _Recipe.lr                       # pre-training peak learning rate
+    warmup: int = 30                             # warm-up steps of the pre-training schedule
+    docs: int = _Recipe.docs                     # synthetic pre-training documents
+    n_layer: int = _Recipe.n_layer               # blocks of each network
+    n_head: int = _Recipe.n_head                 # attention heads
+    n_embd: int = _Recipe.n_embd                 # H: the discriminator's width
+    batch_size: int = _Recipe.batch_size         # pre-training sequences per step
+    max_seq_length: int = _Recipe.max_seq_length  # tokens per pre-training sequence
+    vocab_size: int = _Recipe.vocab_size         # WordPiece vocabulary
+    probe_train: int = 256                       # labelled entailment pairs the probe is fitted on
+    probe_test: int = 1000                       # held-out pairs the probe is scored on
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), steps=60, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
+                       vocab_size=200, probe_train=64, probe_test=150)
 
 
 def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides):
@@ -47,8 +72,7 @@ def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides
     from minilm.train import TrainConfig, train
     sizes = {k: settings[k] for k in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
                                       "vocab_size")}
-    args = electra.default_args(seed=seed, **sizes, **overrides)
-    recipe = electra.build(args)
+    recipe = electra.build(replace(electra.CONFIG(), seed=seed, **sizes, **overrides))
     steps = int(settings["steps"] if steps is None else steps)
     if steps == 0:
         return recipe, {}
@@ -88,28 +112,6 @@ def sentence_features(encode, ids: np.ndarray, mask: np.ndarray, batch_size: int
             h = np.asarray(encode(ids[i:i + batch_size], mask[i:i + batch_size]).data, dtype=np.float64)  # (N, T, H)
             out.append(np.concatenate([h[:, 0], (h * m).sum(1) / m.sum(1)], axis=1))
     return np.concatenate(out)
-
-
-def probe_accuracy(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, *,
-                   steps: int = PROBE_STEPS, lr: float = PROBE_LR, l2: float = PROBE_L2) -> float:
-    """Test accuracy of a softmax regression fitted on standardised features.
-
-    p(y | x) = softmax(x W + b), W and b from zero by full-batch gradient descent on the mean
-    cross-entropy + l2/2·‖W‖² (convex: no initialisation to depend on). The mean and standard
-    deviation of every feature come from the training rows only."""
-    mu, sd = x_train.mean(0), x_train.std(0) + 1e-6
-    a, b_ = (x_train - mu) / sd, (x_test - mu) / sd                           # (N, F)
-    K = int(max(y_train.max(), y_test.max())) + 1
-    Y = np.eye(K)[y_train]                                                    # (N, K) one-hot
-    W, b = np.zeros((a.shape[1], K)), np.zeros(K)
-    for _ in range(steps):
-        z = a @ W + b
-        p = np.exp(z - z.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        g = (p - Y) / len(Y)                                                  # d(mean CE)/d(logits)
-        W -= lr * (a.T @ g + l2 * W)
-        b -= lr * g.sum(0)
-    return float(((b_ @ W + b).argmax(1) == y_test).mean())
 
 
 def entailment_probe(encode, tokenizer, seed: int, settings: dict) -> float:

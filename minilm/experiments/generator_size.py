@@ -20,28 +20,22 @@ the discriminator sees that were actually replaced: a good generator often sampl
 """
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from minilm.experiments import Metric, Plan
 from minilm.experiments import electra_common as common
-from minilm.experiments.electra_ablation import DEFAULTS, QUICK
 
 NAME = "generator-size"
 HELP = "ELECTRA's downstream score and discriminator AUC against the generator's size (Clark et al. Fig. 3)"
 
 FRACTIONS = {"1/8": 0.125, "1/4": 0.25, "1/2": 0.5, "3/4": 0.75, "1": 1.0}
 
-
-def add_arguments(p):
-    p.add_argument("--steps", type=int, default=None,
-                   help=f"pre-training steps of every run (default {DEFAULTS['steps']}; --quick {QUICK['steps']})")
-    p.add_argument("--lr", type=float, default=None, help=f"pre-training peak learning rate (default {DEFAULTS['lr']})")
+CONFIG = common.ElectraExperimentConfig      # the generator's size is the condition
+OPTIONS = ("steps", "lr")
 
 
-def plan(args, quick: bool) -> Plan:
-    s = {k: v for k, v in (QUICK if quick else DEFAULTS).items() if k != "generator_fraction"}
-    for key in ("steps", "lr"):
-        value = getattr(args, key, None) if args is not None else None
-        if value is not None:
-            s[key] = value
+def plan(cfg: common.ElectraExperimentConfig) -> Plan:
+    s = asdict(cfg)
     H = s["n_embd"]
     widths = ", ".join(f"{c} → {max(8, min(H, round(f * H)))}" for c, f in FRACTIONS.items())  # ElectraConfig's rule
     return Plan(

@@ -35,6 +35,7 @@ Metrics (all on masks the model never saw, drawn with the recipe's own 80/10/10 
 from __future__ import annotations
 
 import tempfile
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -51,22 +52,33 @@ CONDITIONS = {                       # condition -> (masking, static_copies)
 REFERENCE = "most frequent token (no model)"
 
 
-def add_arguments(p):
-    p.add_argument("--docs", type=int, default=None,
-                   help="synthetic documents, 90%% for training (default 200; quick 24)")
-    p.add_argument("--steps", type=int, default=None, help="pre-training steps of 32 blocks (default 600; quick 150)")
-    p.add_argument("--eval-docs", type=int, default=None,
-                   help="new documents for the held-out metrics (default 120; quick 40)")
+@dataclass(frozen=True)
+class MaskingConfig:
+    """``minilm experiment masking``: a small corpus read for many epochs. ``quick()``: toy sizes."""
+    docs: int = 200                 # synthetic documents, 90% for training
+    steps: int = 600                # pre-training steps of 32 blocks
+    eval_docs: int = 120            # new documents for the held-out metrics
+    eval_masks: int = 4             # masks drawn per held-out block
+    lr: float = 2e-3                # peak learning rate
+    warmup: int = 60                # warm-up steps
+    tokens_per_sample: int = 64     # tokens per block
+    batch_size: int = 32            # blocks per step
+    n_layer: int = 2                # RoBERTa blocks
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    vocab_size: int = 600           # WordPiece vocabulary
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=24, steps=150, eval_docs=40, warmup=30)
 
 
-def plan(args, quick: bool) -> Plan:
-    settings = {"docs": 24 if quick else 200, "steps": 150 if quick else 600, "eval_docs": 40 if quick else 120,
-                "eval_masks": 4, "lr": 2e-3, "warmup": 30 if quick else 60, "tokens_per_sample": 64,
-                "batch_size": 32, "n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": 600}
-    for key in ("docs", "steps", "eval_docs"):
-        value = getattr(args, key, None) if args is not None else None
-        if value is not None:
-            settings[key] = int(value)
+CONFIG = MaskingConfig
+OPTIONS = ("docs", "steps", "eval_docs")
+
+
+def plan(cfg: MaskingConfig) -> Plan:
+    settings = asdict(cfg)
     return Plan(
         title="does a new mask every epoch beat a fixed set of masks?",
         conditions=list(CONDITIONS) + [REFERENCE],
@@ -130,12 +142,11 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in CONDITIONS and condition != REFERENCE:
         raise ValueError(f"masking: unknown condition {condition!r}")
     masking, copies = CONDITIONS.get(condition, ("dynamic", 1))
-    args = roberta.default_args(docs=settings["docs"], masking=masking, static_copies=copies,
-                                tokens_per_sample=settings["tokens_per_sample"], batch_size=settings["batch_size"],
-                                n_layer=settings["n_layer"], n_head=settings["n_head"], n_embd=settings["n_embd"],
-                                vocab_size=settings["vocab_size"])
-    args.seed = seed
-    recipe = roberta.build(args)
+    recipe = roberta.build(replace(roberta.CONFIG(), seed=seed, docs=settings["docs"], masking=masking,
+                                   static_copies=copies, tokens_per_sample=settings["tokens_per_sample"],
+                                   batch_size=settings["batch_size"], n_layer=settings["n_layer"],
+                                   n_head=settings["n_head"], n_embd=settings["n_embd"],
+                                   vocab_size=settings["vocab_size"]))
     pad = recipe.tokenizer.pad_id
     heldout = [p for c in range(settings["eval_masks"])
                for p in masked_pairs(_eval_blocks(recipe, settings, seed), recipe.masker, seed_prefix=[seed, 98, c])]

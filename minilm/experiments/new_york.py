@@ -38,15 +38,14 @@ wrong but real, "new angeles" is not).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from collections import Counter
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from minilm.experiments import Metric, Plan
-from minilm.recipes import recipe_args
 
 NAME = "new-york"
 HELP = "multi-token names: BERT's independent vs XLNet's factorised prediction"
@@ -61,22 +60,35 @@ CONDITIONS = [REFERENCE, BERT, *XLNET_ORDERS]
 _CACHE: dict = {}   # (seed, settings) -> trained XLNet recipe; its three rows share one training run
 
 
-def add_arguments(p):
-    p.add_argument("--steps", type=int, default=None, help="pre-training steps of each model (default 2000; quick 200)")
-    p.add_argument("--K", type=float, default=None, help="XLNet's partial prediction 1/K (default 2)")
-    p.add_argument("--no-bert", action="store_true", help="leave out the BERT row (saves a third of the time)")
+@dataclass(frozen=True)
+class NewYorkConfig:
+    """``minilm experiment new-york``: every model's sizes and the probes. ``quick()``: fewer steps and probes."""
+    docs: int = 400                 # synthetic pre-training documents
+    steps: int = 2000               # pre-training steps of each model
+    K: float = 2.0                  # XLNet's partial prediction 1/K
+    block_size: int = 16            # XLNet's sequence length, and the probes' window
+    bert_max_seq_length: int = 32   # BERT's sequence length (a pair of segments)
+    n_layer: int = 2                # blocks of every model
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    batch_size: int = 32            # sequences per step
+    vocab_size: int = 400           # WordPiece vocabulary
+    probe_docs: int = 400           # fresh documents the name probes come from
+    max_probes: int = 600           # at most this many probes
+    no_bert: bool = False           # leave out the BERT row (saves a third of the time)
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), steps=200, probe_docs=120, max_probes=200)
 
 
-def plan(args, quick: bool) -> Plan:
-    settings = {"docs": 400, "steps": 200 if quick else 2000, "K": 2.0, "block_size": 16, "bert_max_seq_length": 32,
-                "n_layer": 2, "n_head": 4, "n_embd": 64, "batch_size": 32, "vocab_size": 400,
-                "probe_docs": 120 if quick else 400, "max_probes": 200 if quick else 600}
-    if args is not None:
-        if getattr(args, "steps", None) is not None:
-            settings["steps"] = int(args.steps)
-        if getattr(args, "K", None) is not None:
-            settings["K"] = float(args.K)
-    conditions = [c for c in CONDITIONS if not (c == BERT and getattr(args, "no_bert", False))]
+CONFIG = NewYorkConfig
+OPTIONS = ("steps", "K", "no_bert")
+
+
+def plan(cfg: NewYorkConfig) -> Plan:
+    settings = {k: v for k, v in asdict(cfg).items() if k != "no_bert"}  # the rows shown, not a run's setting
+    conditions = [c for c in CONDITIONS if not (c == BERT and cfg.no_bert)]
     return Plan(
         title="is a masked multi-token name predicted better one token at a time?",
         conditions=conditions,
@@ -90,15 +102,15 @@ def plan(args, quick: bool) -> Plan:
                "gives p(York | New, context)."])
 
 
-def _recipe_args(module, settings: dict, seed: int, **extra) -> argparse.Namespace:
-    """A recipe's command-line defaults with this experiment's sizes."""
+def _recipe_config(module, settings: dict, seed: int, **extra):
+    """A recipe's defaults with this experiment's sizes."""
     sizes = {key: settings[key] for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size")}
-    return recipe_args(module, seed=seed, **sizes, **extra)
+    return replace(module.CONFIG(), seed=seed, **sizes, **extra)
 
 
 def _train(recipe, module, settings: dict, seed: int):
     from minilm.train import TrainConfig, train
-    lr = module.TRAIN_DEFAULTS["lr"]
+    lr = module.CONFIG().lr  # the recipe's default peak learning rate
     steps = settings["steps"]
     cfg = TrainConfig(steps=steps, lr=lr, warmup=max(1, steps // 10), eval_every=steps, checkpoint_every=steps,
                       seed=seed)
@@ -152,8 +164,8 @@ def _xlnet(seed: int, settings: dict):
     key = (seed, json.dumps(settings, sort_keys=True))
     if key not in _CACHE:
         _CACHE.clear()                                     # keep one model: the runner goes seed by seed
-        args = _recipe_args(xlnet, settings, seed, K=settings["K"], block_size=settings["block_size"], name_probes=0)
-        recipe = xlnet.build(args)
+        recipe = xlnet.build(_recipe_config(xlnet, settings, seed, K=settings["K"], block_size=settings["block_size"],
+                                            name_probes=0))
         _train(recipe, xlnet, settings, seed)
         _CACHE[key] = recipe
     return _CACHE[key]
@@ -168,14 +180,14 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
                                      order=XLNET_ORDERS[condition])
     elif condition == BERT:
         from minilm.recipes import bert
-        recipe = bert.build(_recipe_args(bert, settings, seed, max_seq_length=settings["bert_max_seq_length"]))
+        recipe = bert.build(_recipe_config(bert, settings, seed, max_seq_length=settings["bert_max_seq_length"]))
         probes = probes_for(recipe.tokenizer, settings, seed)
         predicted = bert_predict(_train(recipe, bert, settings, seed), recipe.tokenizer, probes)
     elif condition == REFERENCE:                     # the recipes' corpus and tokenizer, no model
         from minilm.recipes.common import load_documents, stream, texts
         from minilm.tokenizers import WordPieceTokenizer
         from minilm.recipes import xlnet
-        train_docs, _ = load_documents(_recipe_args(xlnet, settings, seed))
+        train_docs, _ = load_documents(_recipe_config(xlnet, settings, seed))
         tok = WordPieceTokenizer.train(texts(train_docs), settings["vocab_size"])
         probes = probes_for(tok, settings, seed)
         predicted = fill_names(probes, most_frequent_name(stream(train_docs, tok), tok))

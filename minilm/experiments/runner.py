@@ -65,12 +65,15 @@ def _run_pair(module_name: str, condition: str, seed: int, settings: dict) -> di
             "seconds": round(time.time() - t0, 1), "cpu_seconds": round(time.process_time() - c0, 1)}
 
 
-def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], out_dir, jobs: int = 1,
+def run_experiment(name: str, module, cfg=None, *, quick: bool, seeds: list[int], out_dir, jobs: int = 1,
                    resume: bool = False, progress: bool = True, command: str = "") -> dict:
-    """Run ``module``'s plan; return the result (also written as OUT/NAME.{json,md,png})."""
+    """Run the plan of ``module`` for ``cfg`` (an instance of ``module.CONFIG``; None: its defaults,
+    or ``CONFIG.quick()`` when ``quick``); return the result (also written as OUT/NAME.{json,md,png})."""
     if len(seeds) < 1:
         raise ConfigError("minilm experiment: --seeds must be at least 1")
-    plan = module.plan(args, quick)
+    if cfg is None:
+        cfg = module.CONFIG.quick() if quick else module.CONFIG()
+    plan = module.plan(cfg)
     out_dir = Path(out_dir)
     json_path = out_dir / f"{name}.json"
     done = _previous_runs(json_path, name, plan.settings) if resume else {}
@@ -92,50 +95,67 @@ def run_experiment(name: str, module, args, *, quick: bool, seeds: list[int], ou
         bar = tqdm(total=len(pairs), initial=len(pairs) - len(todo), desc=f"experiment {name}",
                    file=sys.stderr, dynamic_ncols=True)
     if jobs <= 1:
-        for c, s in todo:
-            if bar is not None:
-                bar.set_postfix_str(f"{c}, seed {s}")
-            record(_run_pair(module.__name__, c, s, plan.settings))
-            if bar is not None:
-                bar.update(1)
+        _run_in_turn(module.__name__, todo, plan.settings, record, bar)
     else:
-        import multiprocessing
-        from autograd import tasks
-        saved = {k: os.environ.get(k) for k in ("MINILM_THREADS", "MINILM_IMPL")}
-        os.environ["MINILM_THREADS"] = "1"                 # one thread per process: jobs share the cores
-        os.environ["MINILM_IMPL"] = tasks.get_impl()
-        try:
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = [pool.submit(_run_pair, module.__name__, c, s, plan.settings) for c, s in todo]
-                for f in as_completed(futures):
-                    record(f.result())
-                    if bar is not None:
-                        bar.update(1)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        _run_in_processes(module.__name__, todo, plan.settings, record, bar, jobs)
     if bar is not None:
         bar.close()
-    seconds = time.time() - t0
+    result = _result(name, plan, runs, seeds, out_dir, quick=quick, seconds=time.time() - t0,
+                     command=command or f"minilm experiment {name}")
+    _write_json(json_path, result)
+    return _jsonable(result)
+
+
+def _run_in_turn(module_name: str, todo, settings: dict, record, bar) -> None:
+    """Run the (condition, seed) pairs one after the other in this process; ``record`` each."""
+    for c, s in todo:
+        if bar is not None:
+            bar.set_postfix_str(f"{c}, seed {s}")
+        record(_run_pair(module_name, c, s, settings))
+        if bar is not None:
+            bar.update(1)
+
+
+def _run_in_processes(module_name: str, todo, settings: dict, record, bar, jobs: int) -> None:
+    """Run the pairs ``jobs`` at a time in spawned processes of one thread each; ``record`` each
+    as it finishes."""
+    import multiprocessing
+    from autograd import tasks
+    saved = {k: os.environ.get(k) for k in ("MINILM_THREADS", "MINILM_IMPL")}
+    os.environ["MINILM_THREADS"] = "1"                 # one thread per process: jobs share the cores
+    os.environ["MINILM_IMPL"] = tasks.get_impl()
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_pair, module_name, c, s, settings) for c, s in todo]
+            for f in as_completed(futures):
+                record(f.result())
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _result(name: str, plan, runs: list, seeds, out_dir: Path, *, quick: bool, seconds: float,
+            command: str) -> dict:
+    """The table, the report (OUT/NAME.md), the figure (OUT/NAME.png) and the result dict of ``runs``."""
     values: dict = {}
     for r in sorted(runs, key=lambda r: (r["seed"], plan.conditions.index(r["condition"]))):
         for k, v in r["metrics"].items():
             values.setdefault(r["condition"], {}).setdefault(k, []).append(v)
     cpu = sum(r.get("cpu_seconds", 0.0) for r in runs)  # the load-independent cost (reused runs included)
-    md = report.markdown_report(name, plan, values, seeds, command or f"minilm experiment {name}", seconds, cpu)
+    md = report.markdown_report(name, plan, values, seeds, command, seconds, cpu)
     md_path = out_dir / f"{name}.md"
     md_path.write_text(md, encoding="utf-8")
     png = report.figure(name, plan, values, out_dir / f"{name}.png")
     summary = {m.key: {c: dict(zip(("mean", "sd"), report.mean_sd(values.get(c, {}).get(m.key, []))),
                            values=values.get(c, {}).get(m.key, [])) for c in plan.conditions}
                for m in plan.metrics}
-    result = {"format": FORMAT, "name": name, "title": plan.title, "quick": quick, "seeds": list(seeds),
-              "settings": plan.settings, "conditions": plan.conditions,
-              "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
-              "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
-              "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1)}
-    _write_json(json_path, result)
-    return _jsonable(result)
+    return {"format": FORMAT, "name": name, "title": plan.title, "quick": quick, "seeds": list(seeds),
+            "settings": plan.settings, "conditions": plan.conditions,
+            "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
+            "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
+            "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1)}

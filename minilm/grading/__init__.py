@@ -67,20 +67,7 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
     handed to the children (e.g. to drop privileges). ``progress(ModuleRun)`` is called as each
     module finishes. Ctrl-C stops the children and returns what was graded, ``interrupted=True``.
     """
-    if task is not None and not TASK_ARG.fullmatch(task):
-        raise MiniLMError(f"--task {task!r}: expected a task id like 2.1 or a module number like 2")
-    if timeout <= 0:
-        raise MiniLMError(f"--timeout {timeout}: expected a positive number of seconds")
-    graded = Path(root) / "tests" / "graded"
-    if not graded.is_dir():
-        raise MiniLMError(f"graded tests not found at {graded}: run minilm grade from a source checkout "
-                          f"(or a student release) installed with 'pip install -e .'")
-    wanted = modules(root)
-    if task is not None:
-        wanted = [m for m in wanted if m == int(task.split(".")[0])]
-        if not wanted:
-            raise MiniLMError(f"--task {task}: no graded tests for module {task.split('.')[0]} "
-                              f"(modules with tests: {', '.join(map(str, modules(root)))})")
+    wanted = _wanted_modules(task, timeout, root)
     one_task = task if task and "." in task else None
     stop = threading.Event()
     jobs = 1 if verbose else max(1, jobs or min(2, os.cpu_count() or 1))
@@ -103,6 +90,31 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
             r._kill()
     finally:
         pool.shutdown(wait=True)
+    _collect(report, runs)
+    return report
+
+
+def _wanted_modules(task: str | None, timeout: float, root: Path) -> list[int]:
+    """The task modules to grade, after checking ``task``, ``timeout`` and that the tests exist."""
+    if task is not None and not TASK_ARG.fullmatch(task):
+        raise MiniLMError(f"--task {task!r}: expected a task id like 2.1 or a module number like 2")
+    if timeout <= 0:
+        raise MiniLMError(f"--timeout {timeout}: expected a positive number of seconds")
+    graded = Path(root) / "tests" / "graded"
+    if not graded.is_dir():
+        raise MiniLMError(f"graded tests not found at {graded}: run minilm grade from a source checkout "
+                          f"(or a student release) installed with 'pip install -e .'")
+    wanted = modules(root)
+    if task is not None:
+        wanted = [m for m in wanted if m == int(task.split(".")[0])]
+        if not wanted:
+            raise MiniLMError(f"--task {task}: no graded tests for module {task.split('.')[0]} "
+                              f"(modules with tests: {', '.join(map(str, modules(root)))})")
+    return wanted
+
+
+def _collect(report: Report, runs: list[ModuleRun]) -> None:
+    """Gather the tests of ``runs`` by task into ``report`` (its problems, tasks and commands)."""
     by_task: dict[str, TaskSummary] = {}
     for r in runs:
         if r.problem:
@@ -112,13 +124,12 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float = 
                 t.message = "not run: grading was interrupted" if report.interrupted else "not run"
             by_task.setdefault(t.task, TaskSummary(t.task)).tests.append(t)
     for s in by_task.values():
-        s.command = _command(impl, s)
+        s.command = _command(report.impl, s)
         if s.task.endswith(".capstone"):  # it runs its module's slots: not started while they are not
             module = s.task.split(".")[0] + "."
             s.waits_for = [t.task for t in by_task.values() if t.task.startswith(module) and t is not s
                            and t.status == "not started"]
     report.tasks = sorted(by_task.values(), key=lambda s: task_key(s.task))
-    return report
 
 
 def _run_and_tell(run: ModuleRun, progress):

@@ -21,6 +21,8 @@ import time
 import traceback
 from pathlib import Path
 
+import pytest
+
 TASK_RE = re.compile(r"^task(\d+)_(\d+|capstone)$")
 
 
@@ -177,8 +179,6 @@ def main(argv=None) -> int:
     if not files:
         out.write(json.dumps({"event": "collected", "tests": []}) + "\n")
         return 0
-    import pytest
-
     pytest_args = [*files, "--impl", args.impl, "-p", "no:cacheprovider", "-p", "no:randomly",
                    "--rootdir", str(root), "-c", str(root / "setup.cfg"), "-q", "-rN",
                    "-o", "addopts=--strict-markers", "-m", "slow or not slow"]

@@ -67,6 +67,16 @@ class ModuleRun:
     def _one_child(self, done: set) -> bool:
         """Run one child, skipping the tests in ``done`` (sent on its stdin, so that a child running
         as another user needs no file of ours); True when it reported 'done'."""
+        reader = _Lines(self._start_child(done))
+        try:
+            return self._follow_child(reader)
+        finally:
+            reader.close()
+            if self.proc.poll() is None:
+                self._kill()
+
+    def _start_child(self, done: set) -> int:
+        """Start ``minilm.grading.child`` as ``self.proc``; returns the pipe it writes its events to."""
         read_fd, write_fd = os.pipe()
         cmd = [sys.executable, "-m", "minilm.grading.child", "--impl", self.impl, "--module", ",".join(map(str, self.modules)),
                "--fd", str(write_fd), "--root", str(self.root)]
@@ -87,54 +97,56 @@ class ModuleRun:
             self.proc.stdin.close()
         except BrokenPipeError:  # the child died at once: its exit code tells below
             pass
-        reader = _Lines(read_fd)
+        return read_fd
+
+    def _follow_child(self, reader: "_Lines") -> bool:
+        """Read the child's events until it ends, hangs past a limit, or we are stopped."""
         current, deadline = None, time.monotonic() + STARTUP_LIMIT
         finished = False
-        try:
-            while True:
-                if self.stop.is_set():
-                    self._kill()
-                    return False
-                line = reader.next_line(max(0.0, min(deadline - time.monotonic(), 0.5)))
-                if line is None:  # no event yet
-                    if time.monotonic() < deadline:
-                        continue
-                    self._kill()
-                    if current is None:
-                        self.problem = (f"the graded tests of {self.label} did not start within "
-                                        f"{STARTUP_LIMIT:.0f} s (importing or collecting hung)")
-                    else:
-                        self._timed_out(current)
-                    return False
-                if line == "":  # EOF: the child is gone
-                    code = self.proc.wait()
-                    if self.stop.is_set():  # we killed it (Ctrl-C): its test is not run, not crashed
-                        return False
-                    if current is not None:
-                        self._crashed(current, code)
-                    elif not finished and not self.tests:
-                        self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
-                    return finished
-                event = json.loads(line)
-                kind = event["event"]
-                if kind == "collected":
-                    for t in event["tests"]:
-                        if t["nodeid"] not in self.tests:
-                            self.tests[t["nodeid"]] = TestResult(t["nodeid"], t["task"], t["points"], t["hidden"])
-                    deadline = time.monotonic() + STARTUP_LIMIT
-                elif kind == "collect_error":
-                    self.problem = f"could not collect {event['nodeid']}:\n{event['message']}"
-                elif kind == "start":
-                    current, deadline = event["nodeid"], time.monotonic() + self.timeout
-                elif kind == "result":
-                    self._record(event)
-                    current, deadline = None, time.monotonic() + STARTUP_LIMIT
-                elif kind == "done":
-                    finished = True
-        finally:
-            reader.close()
-            if self.proc.poll() is None:
+        while True:
+            if self.stop.is_set():
                 self._kill()
+                return False
+            line = reader.next_line(max(0.0, min(deadline - time.monotonic(), 0.5)))
+            if line is None:  # no event yet
+                if time.monotonic() < deadline:
+                    continue
+                self._kill()
+                if current is None:
+                    self.problem = (f"the graded tests of {self.label} did not start within "
+                                    f"{STARTUP_LIMIT:.0f} s (importing or collecting hung)")
+                else:
+                    self._timed_out(current)
+                return False
+            if line == "":  # EOF: the child is gone
+                code = self.proc.wait()
+                if self.stop.is_set():  # we killed it (Ctrl-C): its test is not run, not crashed
+                    return False
+                if current is not None:
+                    self._crashed(current, code)
+                elif not finished and not self.tests:
+                    self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
+                return finished
+            current, deadline, finished = self._on_event(json.loads(line), current, deadline, finished)
+
+    def _on_event(self, event: dict, current, deadline: float, finished: bool):
+        """Take one event; returns the test running now, its deadline, and whether the child said 'done'."""
+        kind = event["event"]
+        if kind == "collected":
+            for t in event["tests"]:
+                if t["nodeid"] not in self.tests:
+                    self.tests[t["nodeid"]] = TestResult(t["nodeid"], t["task"], t["points"], t["hidden"])
+            deadline = time.monotonic() + STARTUP_LIMIT
+        elif kind == "collect_error":
+            self.problem = f"could not collect {event['nodeid']}:\n{event['message']}"
+        elif kind == "start":
+            current, deadline = event["nodeid"], time.monotonic() + self.timeout
+        elif kind == "result":
+            self._record(event)
+            current, deadline = None, time.monotonic() + STARTUP_LIMIT
+        elif kind == "done":
+            finished = True
+        return current, deadline, finished
 
     # ---- what became of a test -----------------------------------------------------------------------
     def _record(self, event: dict) -> None:

@@ -39,14 +39,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograd import nn, tasks
+from autograd import nn
 from autograd.errors import ConfigError, ShapeError
-from minilm.blocks import Block, LearnedPositionEmbedding, check_token_ids
+from minilm.blocks import Block, LearnedPositionEmbedding
 
-from .seq2seq import default_attention_mask, generate, seq2seq_loss, shift_right
-
-# Task 9.2: solutions/task09_seq2seq/architectures.py
-encoder_decoder_masks = tasks.bind("task09_seq2seq.architectures", "encoder_decoder_masks")
+from .config_checks import check_dropout, check_heads, check_positive_ints
+from .seq2seq import EncoderDecoder
 
 
 @dataclass
@@ -73,14 +71,9 @@ class BartConfig:
     final_logits_bias: bool = False  # HF's (V,) bias added to the logits (a buffer there, zero in bart-base)
 
     def __post_init__(self):
-        for name in ("vocab_size", "n_embd", "n_head", "n_layer", "max_positions"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ConfigError(f"BartConfig: {name}={value!r} must be a positive integer")
-        if self.n_embd % self.n_head:
-            raise ConfigError(f"BartConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"BartConfig: dropout={self.dropout} must be in [0, 1)")
+        check_positive_ints(self, ("vocab_size", "n_embd", "n_head", "n_layer", "max_positions"))
+        check_heads(self)
+        check_dropout(self)
         if self.init_std is not None and not self.init_std > 0:
             raise ConfigError(f"BartConfig: init_std={self.init_std!r} must be positive (or None)")
         for name in ("pad_id", "bos_id", "eos_id", "mask_id"):
@@ -91,6 +84,11 @@ class BartConfig:
     def initializer_std(self) -> float:
         """σ of the init: ``init_std``, or bart-base's 0.02 scaled to keep its gain σ·√C at this width."""
         return float(self.init_std) if self.init_std is not None else 0.02 * (768 / self.n_embd) ** 0.5
+
+    @property
+    def start_id(self) -> int:
+        """The decoder's first input: ``</s>`` (fairseq moves it to the front of the target)."""
+        return self.eos_id
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -127,20 +125,21 @@ class BartStack(nn.Module):
         return x
 
 
-class Bart(nn.Module):
+class Bart(EncoderDecoder):
     """``model(input_ids, decoder_input_ids=None, attention_mask=None, labels=None)``
-    → ``{"logits": (B, T, V), "loss": scalar Tensor or None}``.
+    → ``{"logits": (B, T, V), "loss": scalar Tensor or None}`` (``seq2seq.EncoderDecoder``:
+    ``encode``, ``decode``, ``generate``).
 
     ``input_ids`` (B, S): the noised document; ``labels`` (B, T): the clean one (``<s> … </s>``,
     pad or -100 after it); ``decoder_input_ids`` default ``shift_right(labels, </s>, pad)``.
-    ``attention_mask`` (B, S) default ``input_ids != pad_id``.
+    ``generate`` returns the ids after the ``</s>`` start token (normally ``<s> … </s>``), then pad.
     """
 
+    config_class = BartConfig
+    default_max_new_tokens = 40
+
     def __init__(self, config: BartConfig, *, rng: np.random.Generator | None = None):
-        super().__init__()
-        if not isinstance(config, BartConfig):
-            raise ConfigError(f"Bart: config must be a BartConfig, got {type(config).__name__}")
-        self.config = config
+        super().__init__(config)
         rng = np.random.default_rng(config.seed) if rng is None else rng
         self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=config.initializer_std)
         self.encoder = BartStack(config, rng=rng, decoder=False)
@@ -148,54 +147,9 @@ class Bart(nn.Module):
         if config.final_logits_bias:
             self.final_logits_bias = nn.Parameter(np.zeros(config.vocab_size), dtype=self.shared.weight.dtype)
 
-    def _masks(self, src_mask, T):
-        B, S = src_mask.shape
-        return encoder_decoder_masks(S, T, ~src_mask, np.zeros((B, T), dtype=bool))
-
-    def encode(self, input_ids, attention_mask=None):
-        """(B, S) noised ids → (B, S, C) encoder states."""
-        cfg = self.config
-        ids = check_token_ids("Bart.encode", input_ids, cfg.vocab_size)
-        src_mask = default_attention_mask(ids, attention_mask, cfg.pad_id)
-        enc_mask, _, _ = self._masks(src_mask, 0)
-        return self.encoder(self.shared(ids), enc_mask)               # (B, S, C)
-
-    def decode(self, decoder_input_ids, enc, attention_mask):
-        """(B, T) decoder ids, encoder states (B, S, C), source mask (B, S) → logits (B, T, V)."""
-        cfg = self.config
-        ids = check_token_ids("Bart.decode", decoder_input_ids, cfg.vocab_size)
-        src_mask = np.asarray(attention_mask).astype(bool)
-        if src_mask.shape != enc.shape[:2] or ids.shape[0] != enc.shape[0]:
-            raise ShapeError(f"Bart.decode: decoder ids {ids.shape}, encoder states {enc.shape}, source "
-                             f"mask {src_mask.shape}: batch and source lengths must agree")
-        _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
-        g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
+    def output_logits(self, g):
+        """(B, T, C) → (B, T, V): the shared table itself (tied), plus HF's ``final_logits_bias`` if kept."""
         logits = g @ self.shared.weight.T                                     # (B, T, V), tied
         if self.config.final_logits_bias:
             logits = logits + self.final_logits_bias
         return logits
-
-    def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:
-        cfg = self.config
-        if decoder_input_ids is None:
-            if labels is None:
-                raise ShapeError("Bart: pass decoder_input_ids or labels (the decoder input is built from them)")
-            decoder_input_ids = shift_right(labels, cfg.eos_id, cfg.pad_id)
-        src_mask = default_attention_mask(input_ids, attention_mask, cfg.pad_id)
-        enc = self.encode(input_ids, src_mask)
-        logits = self.decode(decoder_input_ids, enc, src_mask)
-        loss = None if labels is None else seq2seq_loss(logits, labels, cfg.pad_id)
-        return {"logits": logits, "loss": loss}
-
-    def generate(self, input_ids, max_new_tokens: int = 40, *, num_beams: int = 1, attention_mask=None,
-                 length_penalty: float = 1.0) -> np.ndarray:
-        """Greedy or beam-search reconstruction of ``input_ids`` (B, S); returns (B, n) generated ids
-        after the ``</s>`` start token (normally ``<s> … </s>``), then pad."""
-        cfg = self.config
-        return generate(self, input_ids, max_new_tokens, start_id=cfg.eos_id, eos_id=cfg.eos_id,
-                        pad_id=cfg.pad_id, attention_mask=attention_mask, num_beams=num_beams,
-                        length_penalty=length_penalty)
-
-    def extra_repr(self):
-        c = self.config
-        return f"n_layer={c.n_layer}, n_head={c.n_head}, n_embd={c.n_embd}, vocab_size={c.vocab_size}"

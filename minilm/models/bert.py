@@ -214,6 +214,3 @@ class BertModel(nn.Module):
         if output_hidden_states:
             out["hidden_states"] = states
         return out
-
-
-from .bert_heads import BertForPreTraining, BertForSequenceClassification  # noqa: E402,F401

@@ -296,7 +296,9 @@ class Electra(nn.Module):
         if attention_mask is None:
             attention_mask = ids != self.config.pad_id
         if self.config.objective == "electra":
-            return replaced_token_detection(self, ids, attention_mask, rng=rng)  # Task 7.2
+            # Task 7.2 (solutions/task07_electra/loss.py): generator_step, then the discriminator and
+            # discriminator_loss, the replaced-token-detection loss line, in the same file
+            return replaced_token_detection(self, ids, attention_mask, rng=rng)
         return ablation_forward(self, ids, attention_mask, rng=rng)
 
 

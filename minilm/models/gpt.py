@@ -33,6 +33,8 @@ from minilm import decoding
 from minilm.blocks import Block, LearnedPositionEmbedding, causal_mask, check_token_ids, embed_inputs, \
     padding_mask
 
+from .config_checks import check_config, check_dropout, check_heads, check_positive_ints
+
 # Task 4.1: solutions/task04_gpt/loss.py
 causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")
 tied_lm_logits = tasks.bind("task04_gpt.loss", "tied_lm_logits")
@@ -57,14 +59,9 @@ class GPTConfig:
     seed: int = 0               # the init seed when GPT(config) gets no rng
 
     def __post_init__(self):
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ConfigError(f"GPTConfig: {name}={value!r} must be a positive integer")
-        if self.n_embd % self.n_head:
-            raise ConfigError(f"GPTConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"GPTConfig: dropout={self.dropout} must be in [0, 1)")
+        check_positive_ints(self, ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"))
+        check_heads(self)
+        check_dropout(self)
         if self.n_inner is not None and self.n_inner <= 0:
             raise ConfigError(f"GPTConfig: n_inner={self.n_inner} must be positive (or None for 4·n_embd)")
 
@@ -80,28 +77,29 @@ class GPTConfig:
         return cls(**d)
 
 
-class GPT(nn.Module):
-    """``model(idx, targets=None) -> (logits (B, T, V), loss or None)``.
+class GPTStack(nn.Module):
+    """GPT-2's layers, shared by :class:`GPT` and ``minilm.models.prefixlm.PrefixLM`` (the same
+    stack under another mask): ``wte`` (V, C), ``wpe`` (block_size, C), ``drop``, ``blocks`` (pre-LN)
+    and ``ln_f``; every weight N(0, σ²), the residual projections σ/√(2L).
 
-    ``targets`` (B, T) are the **next** tokens, nanoGPT's convention: ``targets[:, t]`` is the
-    token that follows ``idx[:, t]`` (the data loaders' ``x, y`` with ``y[:, t] = x[:, t + 1]``),
-    or -100 where nothing should be predicted; the loss is the mean cross-entropy over the rest.
-    With only a sequence in hand, ``model.lm_loss(ids)`` does the shift itself (Task 4.1's
-    ``causal_lm_loss``): the loss of ``ids[:, 1:]`` given ``ids[:, :-1]``.
-    """
+    A subclass names its ``config_class`` (with vocab_size, block_size, n_layer, n_head, n_embd,
+    n_inner, dropout, eps, init_std, seed) and writes the forward: embed, :meth:`run_blocks` under
+    its mask, the tied output. ``activation`` None = ``config.activation``."""
 
-    def __init__(self, config: GPTConfig, *, rng: np.random.Generator | None = None):
+    config_class: type = object
+
+    def __init__(self, config, *, rng: np.random.Generator | None, activation: str | None = None):
         super().__init__()
-        if not isinstance(config, GPTConfig):
-            raise ConfigError(f"GPT: config must be a GPTConfig, got {type(config).__name__}")
+        check_config(type(self).__name__, config, self.config_class)
         self.config = config
+        activation = config.activation if activation is None else activation
         rng = np.random.default_rng(config.seed) if rng is None else rng
         C, std = config.n_embd, config.init_std
         self.wte = nn.Embedding(config.vocab_size, C, rng=rng, init_std=std)
         self.wpe = LearnedPositionEmbedding(config.block_size, C, rng=rng, init_std=std)
         self.drop = nn.Dropout(config.dropout, rng=rng if config.dropout > 0 else None)
         self.blocks = nn.ModuleList([
-            Block(C, config.n_head, config.n_inner, rng=rng, norm="pre", activation=config.activation,
+            Block(C, config.n_head, config.n_inner, rng=rng, norm="pre", activation=activation,
                   dropout=config.dropout, eps=config.eps, init_std=std)
             for _ in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(C, eps=config.eps)
@@ -111,25 +109,48 @@ class GPT(nn.Module):
             if name.endswith(("attn.out_proj.weight", "mlp.fc2.weight")):
                 p.data[...] = rng.normal(0.0, residual_std, size=p.shape)
 
+    def check_length(self, T: int) -> None:
+        if T > self.config.block_size:
+            raise ShapeError(f"{type(self).__name__}: sequence length {T} exceeds block_size "
+                             f"{self.config.block_size} (the model's context length)")
+
+    def run_blocks(self, x, mask):
+        """Embedded inputs (B, T, C) → dropout → the blocks under ``mask`` → ``ln_f``: (B, T, C)."""
+        x = self.drop(x)
+        for block in self.blocks:
+            x = block(x, mask=mask)                             # (B, T, C)
+        return self.ln_f(x)
+
+
+class GPT(GPTStack):
+    """``model(idx, targets=None) -> (logits (B, T, V), loss or None)``.
+
+    ``targets`` (B, T) are the **next** tokens, nanoGPT's convention: ``targets[:, t]`` is the
+    token that follows ``idx[:, t]`` (the data loaders' ``x, y`` with ``y[:, t] = x[:, t + 1]``),
+    or -100 where nothing should be predicted; the loss is the mean cross-entropy over the rest.
+    With only a sequence in hand, ``model.lm_loss(ids)`` does the shift itself (Task 4.1's
+    ``causal_lm_loss``): the loss of ``ids[:, 1:]`` given ``ids[:, :-1]``.
+    """
+
+    config_class = GPTConfig
+
+    def __init__(self, config: GPTConfig, *, rng: np.random.Generator | None = None):
+        super().__init__(config, rng=rng)
+
     def forward(self, idx, targets=None, attention_mask=None):
         """idx (B, T) ids; targets (B, T) the next tokens or None; attention_mask (B, T) 1/0 or None:
         with it a padded key is hidden from every query too (transformers' GPT2LMHeadModel)."""
         cfg = self.config
         idx = check_token_ids("GPT", idx, cfg.vocab_size)    # (B, T) ints in [0, V)
         B, T = idx.shape
-        if T > cfg.block_size:
-            raise ShapeError(f"GPT: sequence length {T} exceeds block_size {cfg.block_size} "
-                             "(the model's context length)")
+        self.check_length(T)
         x = embed_inputs(idx, self.wte.weight, self.wpe.weight)  # (B, T, C)
-        x = self.drop(x)
         mask = causal_mask(T)                                   # (T, T): no peeking ahead
         if attention_mask is not None:
             if np.shape(attention_mask) != (B, T):
                 raise ShapeError(f"GPT: attention_mask of shape {np.shape(attention_mask)}, expected {(B, T)}")
             mask = mask & padding_mask(attention_mask)          # (B, 1, T, T)
-        for block in self.blocks:
-            x = block(x, mask=mask)                             # (B, T, C)
-        x = self.ln_f(x)
+        x = self.run_blocks(x, mask)                            # (B, T, C)
         logits = tied_lm_logits(x, self.wte.weight)             # (B, T, V)
         loss = None
         if targets is not None:                                 # already shifted: next tokens

@@ -16,7 +16,7 @@ cross-attention to every real source token). T5's own choices, each kept here:
   layer 0 and hands it on). Cross-attention has no position bias.
 * **No 1/√d** in the attention scores (``scale=False``): the initialisation absorbs it — the query
   projection is drawn with σ = (C·d)^-½ instead of C^-½ (HF ``T5PreTrainedModel._init_weights``,
-  reproduced in :meth:`T5._init_t5_weights`).
+  reproduced in :func:`init_t5_weights`).
 * **Pre-LN blocks with RMSNorm** (no mean subtraction, no bias; ``seq2seq.RMSNorm``), a final
   RMSNorm after each stack, **ReLU** feed-forward of width 4·C, and **no biases** anywhere.
 * **Tied embeddings, scaled**: the decoder output is multiplied by C^-½ before the product with
@@ -37,17 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograd import nn, tasks
-from autograd.errors import ConfigError, ShapeError
-from minilm.blocks import Block, MultiHeadAttention, RelativePositionBias, check_token_ids
+from autograd import nn
+from autograd.errors import ConfigError
+from minilm.blocks import Block, MultiHeadAttention, RelativePositionBias
 from minilm.blocks.feedforward import GatedFeedForward
 
-from .seq2seq import RMSNorm, default_attention_mask, generate, seq2seq_loss, shift_right
+from .config_checks import check_dropout, check_positive_ints
+from .seq2seq import EncoderDecoder, RMSNorm, encoder_decoder_masks  # noqa: F401 (Task 9.2's masks, by name)
 
 FFNS = ("relu", "gated-gelu")
-
-# Task 9.2: solutions/task09_seq2seq/architectures.py
-encoder_decoder_masks = tasks.bind("task09_seq2seq.architectures", "encoder_decoder_masks")
 
 
 @dataclass
@@ -73,18 +71,14 @@ class T5Config:
     tie_word_embeddings: bool = True  # v1.0: logits = (g·C^-½)·wteᵀ; False (v1.1): an own lm_head, no C^-½
 
     def __post_init__(self):
-        for name in ("vocab_size", "n_embd", "n_head", "n_layer", "num_buckets", "max_distance"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ConfigError(f"T5Config: {name}={value!r} must be a positive integer")
+        check_positive_ints(self, ("vocab_size", "n_embd", "n_head", "n_layer", "num_buckets", "max_distance"))
         if self.d_kv is None and self.n_embd % self.n_head:
             raise ConfigError(f"T5Config: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
         if self.d_kv is not None and (isinstance(self.d_kv, bool) or self.d_kv < 1):
             raise ConfigError(f"T5Config: d_kv={self.d_kv!r} must be a positive integer or None")
         if self.ffn not in FFNS:
             raise ConfigError(f"T5Config: ffn={self.ffn!r}, expected one of {FFNS}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"T5Config: dropout={self.dropout} must be in [0, 1)")
+        check_dropout(self)
         for name in ("pad_id", "eos_id", "decoder_start_id"):
             value = getattr(self, name)
             if value is not None and not 0 <= value < self.vocab_size:
@@ -100,6 +94,25 @@ class T5Config:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def init_t5_weights(model: nn.Module, config: T5Config, rng) -> None:
+    """HF T5's init (factor 1) of ``model``'s parameters, by name: q ~ N(0, 1/(C·d)), k, v ~ N(0, 1/C),
+    o ~ N(0, 1/(H·d)), fc1 ~ N(0, 1/C), fc2 ~ N(0, 1/d_ff). The small σ of q is what replaces the
+    missing 1/√d. Used by T5 and by ``minilm.models.prefixlm.T5DecoderOnly``."""
+    C, d, H = config.n_embd, config.head_dim, config.n_head
+    for name, p in model.named_parameters():
+        std = None
+        if name.endswith("q_proj.weight"):
+            std = (C * d) ** -0.5
+        elif name.endswith(("k_proj.weight", "v_proj.weight", "fc1.weight", "fc_lin.weight")):
+            std = C ** -0.5
+        elif name.endswith("out_proj.weight"):
+            std = (H * d) ** -0.5
+        elif name.endswith("fc2.weight"):
+            std = p.shape[1] ** -0.5                       # d_ff
+        if std is not None:
+            p.data[...] = rng.normal(0.0, std, size=p.shape)
 
 
 class T5Stack(nn.Module):
@@ -146,93 +159,27 @@ class T5Stack(nn.Module):
         return self.drop(self.ln_f(x))
 
 
-class T5(nn.Module):
+class T5(EncoderDecoder):
     """``model(input_ids, decoder_input_ids=None, attention_mask=None, labels=None)``
-    → ``{"logits": (B, T, V), "loss": scalar Tensor or None}``.
-
-    ``attention_mask`` (B, S): 1/True on real source tokens; default ``input_ids != pad_id``.
-    ``decoder_input_ids`` default: ``shift_right(labels, start, pad)``. ``labels`` (B, T): the
-    target ids, -100 (or pad) where nothing is predicted.
+    → ``{"logits": (B, T, V), "loss": scalar Tensor or None}`` (``seq2seq.EncoderDecoder``:
+    ``encode``, ``decode``, ``generate``). The decoder starts from ``config.start_id``: pad, unless
+    ``decoder_start_id`` says otherwise.
     """
 
+    config_class = T5Config
+
     def __init__(self, config: T5Config, *, rng: np.random.Generator | None = None):
-        super().__init__()
-        if not isinstance(config, T5Config):
-            raise ConfigError(f"T5: config must be a T5Config, got {type(config).__name__}")
-        self.config = config
+        super().__init__(config)
         rng = np.random.default_rng(config.seed) if rng is None else rng
         self.shared = nn.Embedding(config.vocab_size, config.n_embd, rng=rng, init_std=1.0)
         self.encoder = T5Stack(config, rng=rng, decoder=False)
         self.decoder = T5Stack(config, rng=rng, decoder=True)
         if not config.tie_word_embeddings:
             self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False, rng=rng, init_std=1.0)
-        self._init_t5_weights(rng)
+        init_t5_weights(self, config, rng)
 
-    def _init_t5_weights(self, rng):
-        """HF T5's init (factor 1): q ~ N(0, 1/(C·d)), k, v ~ N(0, 1/C), o ~ N(0, 1/(H·d)),
-        fc1 ~ N(0, 1/C), fc2 ~ N(0, 1/d_ff). The small σ of q is what replaces the missing 1/√d."""
-        C, d, H = self.config.n_embd, self.config.head_dim, self.config.n_head
-        for name, p in self.named_parameters():
-            std = None
-            if name.endswith("q_proj.weight"):
-                std = (C * d) ** -0.5
-            elif name.endswith(("k_proj.weight", "v_proj.weight", "fc1.weight", "fc_lin.weight")):
-                std = C ** -0.5
-            elif name.endswith("out_proj.weight"):
-                std = (H * d) ** -0.5
-            elif name.endswith("fc2.weight"):
-                std = p.shape[1] ** -0.5                       # d_ff
-            if std is not None:
-                p.data[...] = rng.normal(0.0, std, size=p.shape)
-
-    # ---- the two halves ----------------------------------------------------------------------
-    def _masks(self, src_mask, T):
-        B, S = src_mask.shape
-        return encoder_decoder_masks(S, T, ~src_mask, np.zeros((B, T), dtype=bool))
-
-    def encode(self, input_ids, attention_mask=None):
-        """(B, S) source ids → (B, S, C) encoder states."""
-        cfg = self.config
-        ids = check_token_ids("T5.encode", input_ids, cfg.vocab_size)
-        src_mask = default_attention_mask(ids, attention_mask, cfg.pad_id)      # (B, S) bool
-        enc_mask, _, _ = self._masks(src_mask, 0)
-        return self.encoder(self.shared(ids), enc_mask)                          # (B, S, C)
-
-    def decode(self, decoder_input_ids, enc, attention_mask):
-        """(B, T) decoder ids, encoder states (B, S, C), source mask (B, S) → logits (B, T, V)."""
-        cfg = self.config
-        ids = check_token_ids("T5.decode", decoder_input_ids, cfg.vocab_size)
-        src_mask = np.asarray(attention_mask).astype(bool)
-        if src_mask.shape != enc.shape[:2] or ids.shape[0] != enc.shape[0]:
-            raise ShapeError(f"T5.decode: decoder ids {ids.shape}, encoder states {enc.shape}, source "
-                             f"mask {src_mask.shape}: batch and source lengths must agree")
-        _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
-        g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
-        if not cfg.tie_word_embeddings:
+    def output_logits(self, g):
+        """(B, T, C) → (B, T, V): the tied table after C^-½ (v1.0), or v1.1's own ``lm_head``."""
+        if not self.config.tie_word_embeddings:
             return self.lm_head(g)                                              # (B, T, V), v1.1
-        return (g * cfg.n_embd ** -0.5) @ self.shared.weight.T                  # (B, T, V), tied
-
-    def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:
-        cfg = self.config
-        if decoder_input_ids is None:
-            if labels is None:
-                raise ShapeError("T5: pass decoder_input_ids or labels (the decoder input is built from them)")
-            decoder_input_ids = shift_right(labels, cfg.start_id, cfg.pad_id)
-        src_mask = default_attention_mask(input_ids, attention_mask, cfg.pad_id)
-        enc = self.encode(input_ids, src_mask)
-        logits = self.decode(decoder_input_ids, enc, src_mask)
-        loss = None if labels is None else seq2seq_loss(logits, labels, cfg.pad_id)
-        return {"logits": logits, "loss": loss}
-
-    def generate(self, input_ids, max_new_tokens: int = 20, *, num_beams: int = 1, attention_mask=None,
-                 length_penalty: float = 1.0, eos_id: int | None = None) -> np.ndarray:
-        """Greedy (``num_beams=1``) or beam search (Task 4.3) from the source ``input_ids`` (B, S);
-        returns the generated ids (B, n) after the start token, EOS kept, then pad."""
-        cfg = self.config
-        return generate(self, input_ids, max_new_tokens, start_id=cfg.start_id,
-                        eos_id=cfg.eos_id if eos_id is None else eos_id, pad_id=cfg.pad_id,
-                        attention_mask=attention_mask, num_beams=num_beams, length_penalty=length_penalty)
-
-    def extra_repr(self):
-        c = self.config
-        return f"n_layer={c.n_layer}, n_head={c.n_head}, n_embd={c.n_embd}, vocab_size={c.vocab_size}"
+        return (g * self.config.n_embd ** -0.5) @ self.shared.weight.T          # (B, T, V), tied

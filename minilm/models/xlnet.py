@@ -33,6 +33,26 @@ stays at the unigram loss for more than 1,200 steps, while the pre-LN one leaves
 reaches ~45% target accuracy by 1,200 (measured while writing this; same data, lr 2e-3). The two
 streams, their masks and their shared weights do not depend on where the norms sit.
 
+**Where this model departs from the released XLNet** (zihangdai/xlnet ``modeling.py``, transformers'
+``XLNetLMHeadModel``; the faithful one, which loads real checkpoints, is ``minilm/models/xlnet_released.py``):
+
+=====================  ==========================================  =============================================
+                       this teaching model                         released XLNet (``xlnet_released.py``)
+=====================  ==========================================  =============================================
+positions              learned absolute P, added to h⁰ and g⁰      none in the inputs: relative sinusoidal
+                                                                   scores (q + r_r)·W_r R_{M+i−j}, ``clamp_len``
+query stream start     g⁰ = mask_emb + P[pos]                      g⁰ = mask_emb (where it predicts: through R)
+content score          q·k (one term)                              (q + r_w)·k, a learned bias per head
+segments               none                                        (q + r_s)·seg_embed[same / other segment],
+                                                                   from ``token_type_ids``
+layer norm             pre-LN, a final ``ln_f``                    post-LN, no final norm
+projections            q, k, v, out with biases (``Block``)        q, k, v, o, r without bias, (C, H, D) each
+feed-forward GELU      tanh form                                   exact erf form (``ff_activation="gelu"``)
+no target_mapping      one query row per position, logits from g   no query stream: logits from h (B, T, V)
+a row that sees none   zeros (``scaled_masked_softmax``)           score − 1e30: uniform over every key
+memory                 none                                        ``mems`` of the previous segment
+=====================  ==========================================  =============================================
+
 Parameter names follow Hugging Face's ``XLNetLMHeadModel`` where they can: ``word_embedding``,
 ``mask_emb`` (HF stores it as (1, 1, C); here (C,)), ``layer.N`` (a pre-LN ``minilm.blocks.Block``:
 ``ln1``, ``attn.{q,k,v,out}_proj``, ``ln2``, ``mlp.fc1/fc2``), ``lm_bias`` (HF's

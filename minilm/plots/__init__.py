@@ -1,14 +1,21 @@
-"""Figures (matplotlib, PNG, no screen needed). Each function returns the path it wrote."""
+"""Figures (matplotlib, PNG, no screen needed). Each function returns the path it wrote.
+
+matplotlib (and Pillow, which it brings) is imported inside the functions that draw: it takes
+~0.5 s to load, and most runs of the kit draw nothing.
+"""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
+from minilm.data import SEED_SENTENCES
 from minilm.io import atomic_open
 
 
 def _plt():
+    """matplotlib's pyplot on the Agg backend (files only, no screen); imported on first use."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -34,7 +41,6 @@ def smooth(values, window: int = 10) -> np.ndarray:
 def demo_figure(demo, path) -> Path:
     """The demo's two loss curves and the [CLS] distance matrix of the six sentences."""
     plt = _plt()
-    from minilm.data import SEED_SENTENCES
     # constrained layout makes room for the matrix's long row labels (the sentences) between the
     # two panels; with a fixed layout they ran into the loss plot.
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6), layout="constrained",
@@ -111,8 +117,7 @@ def save_png(fig, path, dpi: int = 110, keep=()) -> Path:
     not heat maps). The colours in ``keep`` (matplotlib colour specs: the fills the figure uses) and
     the commonest others are kept exactly; every other pixel (an anti-aliased edge) takes the nearest
     of them. The file comes out about three times smaller and looks the same."""
-    import io
-    from matplotlib.colors import to_rgb
+    from matplotlib.colors import to_rgb  # matplotlib and Pillow: loaded only to draw (module docstring)
     from PIL import Image
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import ShapeError
 from minilm.blocks import MultiHeadAttention
+from minilm.checkpoint import load_model
 from minilm.plots import _plt, _save
 
 MASKED = "#dddddd"
@@ -65,7 +66,7 @@ def attention_maps(model, ids) -> list[tuple[str, np.ndarray]]:
 def attention_figure(maps, tokens, path, *, title: str = "") -> Path:
     """Draw ``maps`` (from :func:`attention_maps`) as an L × H grid with the tokens on the axes."""
     plt = _plt()
-    from matplotlib.colors import PowerNorm
+    from matplotlib.colors import PowerNorm  # matplotlib loads only to draw (plots/__init__.py)
     if not maps:
         raise ShapeError("plot attention: the model ran no attention module (no maps to draw)")
     L, H = len(maps), max(a.shape[0] for _, a in maps)
@@ -103,7 +104,6 @@ def attention_figure(maps, tokens, path, *, title: str = "") -> Path:
 
 def attention_plot(checkpoint, text: str, path, *, max_tokens: int = 24) -> Path:
     """Load ``checkpoint`` (``minilm train``'s ``checkpoint.npz``), run ``text`` and draw its maps."""
-    from minilm.checkpoint import load_model
     model, tokenizer, meta = load_model(checkpoint)
     if tokenizer is None:
         raise ShapeError(f"plot attention: {checkpoint} holds no tokenizer, so the text cannot be encoded")

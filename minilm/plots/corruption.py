@@ -28,6 +28,7 @@ import numpy as np
 
 from autograd.errors import MiniLMError
 from minilm import corruption as C
+from minilm.data import synthetic_corpus
 from minilm.plots import _plt, save_png
 
 IGNORE = -100
@@ -58,7 +59,6 @@ class Vocab:
 def word_vocab(words, *, rng) -> Vocab:
     """A word-level vocabulary: the specials, the sentence's words, some words of the synthetic corpus
     (so that a random replacement looks like one), and T5's sentinels at the top."""
-    from minilm.data import synthetic_corpus
     fillers = {w for doc in synthetic_corpus(3, rng=rng) for s in doc for w in _split(s)}
     body = sorted((set(words) | fillers) - set(SPECIALS))
     tokens = [*SPECIALS, *body]
@@ -146,6 +146,26 @@ def _align_sentences(inp, out, full_stop):
     return origin if len(origin) == len(out) else [None] * len(out)
 
 
+@dataclass
+class _Example:
+    """The text of the figure in the forms the row builders below read."""
+    v: Vocab
+    words: np.ndarray               # (n,) the text's ids
+    bert: np.ndarray                # [CLS] w… [SEP]
+    bart: np.ndarray                # <s> w… </s> (RoBERTa reads this form too)
+    sent: np.ndarray                # the sentence of each token of ``bart`` (< 0 on specials)
+    rng: np.random.Generator
+    generator: object = None        # ELECTRA's generator, ids (T,) -> logits (T, V); None = uniform
+    generator_name: str = ""
+
+    @property
+    def r(self) -> dict:
+        return self.v.ids
+
+    def tokens(self, ids) -> list:
+        return [self.v.tokens[i] for i in ids]
+
+
 def corruption_rows(text: str, *, rng: np.random.Generator, tokenizer=None, generator=None,
                     generator_name: str = "") -> list[dict]:
     """The rows of the figure for ``text``; ``generator(ids (T,)) -> logits (T, V)`` is ELECTRA's
@@ -158,123 +178,145 @@ def corruption_rows(text: str, *, rng: np.random.Generator, tokenizer=None, gene
         raise MiniLMError(f"plot corruption: the text {text!r} gives {words.size} token(s); give a sentence")
     bert = np.concatenate([[r["cls"]], words, [r["sep"]]])          # [CLS] w… [SEP]
     bart = np.concatenate([[r["bos"]], words, [r["eos"]]])          # <s> w… </s>
-    rows = [_row("input\nin BERT's form", [v.tokens[i] for i in bert],
+    ex = _Example(v, words, bert, bart, _sentences(bart, r["full_stop"]), rng, generator, generator_name)
+    rows = [_row("input\nin BERT's form", ex.tokens(bert),
                  ["special" if int(i) in v.special_ids else "plain" for i in bert])]
-
-    def attempt(make):
-        try:
-            return make()
-        except NotImplementedError as e:
-            return [_row(make.__doc__, [], [], note=f"not implemented yet: {e}")]
-
-    def bert_rows():
-        """BERT  mask_tokens"""
-        x, labels = C.mask_tokens(bert, mask_id=r["mask"], vocab_size=v.n_real, special_ids=v.special_ids,
-                                  rng=rng)
-        return [_masked_row("BERT  mask_tokens\n15%: 80% [MASK] / 10% random / 10% kept", v, bert, x,
-                            labels != IGNORE, r["mask"])]
-
-    def roberta_rows():
-        """RoBERTa  roberta_mask"""
-        x, targets = C.roberta_mask(bart, mask_id=r["bart_mask"], vocab_size=v.n_real, nspecial=v.nspecial,
-                                    pad_id=r["pad"], rng=rng)          # RoBERTa reads <s> w… </s> too
-        return [_masked_row("RoBERTa  roberta_mask\n(new mask every epoch)", v, bart, x,
-                            targets != r["pad"], r["bart_mask"])]
-
-    def electra_rows():
-        """ELECTRA  electra_mask + generator"""
-        x, masked, _ = C.electra_mask(bert, mask_id=r["mask"], special_ids=v.special_ids, pad_id=r["pad"],
-                                      rng=rng)
-        if generator is None:
-            logits = np.zeros((len(bert), v.n_real))
-            logits[:, v.special_ids] = -1e9                 # a uniform generator over the words
-        else:
-            logits = np.asarray(generator(x), dtype=np.float64)
-        samples = C.sample_from_logits(logits, rng=rng)     # (T,)
-        corrupted = C.electra_corrupt(bert, masked, samples)
-        gen = _masked_row("ELECTRA  electra_mask\n(generator input: 85% [MASK])", v, bert, x, masked, r["mask"])
-        who = generator_name or "uniform random samples, no checkpoint given"
-        disc = _masked_row(f"ELECTRA  discriminator input\ngenerator: {who}", v, bert, corrupted, masked,
-                           r["mask"])
-        disc["boxed"] = [False] * len(bert)
-        return [gen, disc]
-
-    def t5_rows():
-        """T5  span_corruption"""
-        inputs, targets = C.span_corruption(words, sentinel_ids=r["sentinels"], eos_id=r["eos"], rng=rng)
-        sentinel = set(r["sentinels"].tolist())
-        style = lambda ids: ["sentinel" if int(i) in sentinel else "special" if i == r["eos"] else "plain"  # noqa: E731
-                             for i in ids]
-        return [_row("T5  span_corruption: input\n15% of tokens, mean span 3", [v.tokens[i] for i in inputs],
-                     style(inputs)),
-                _row("T5  span_corruption: target\neach sentinel, then the span it hid", [v.tokens[i] for i in targets], style(targets))]
-
-    sent = _sentences(bart, r["full_stop"])
-
-    def bart_input():
-        """BART  input"""
-        return [_row("BART  input\n(colour = sentence)", [v.tokens[i] for i in bart],
-                     ["special" if s < 0 else "plain" for s in sent],
-                     colours=_origin_colours(range(len(bart)), sent))]
-
-    def bart_masking():
-        """BART  token masking"""
-        out = C.token_masking(bart, mask_id=r["bart_mask"], rng=rng)
-        return [_row("BART  token masking\n15% of the words become <mask>", [v.tokens[i] for i in out],
-                     ["mask" if o != i and o == r["bart_mask"] else "special" if s < 0 else "plain"
-                      for o, i, s in zip(out, bart, sent)], colours=_origin_colours(range(len(bart)), sent))]
-
-    def bart_deletion():
-        """BART  token deletion"""
-        out, j, styles, origin = C.token_deletion(bart, rng=rng), 0, [], []
-        for i, tok in enumerate(bart):                      # out is a subsequence of the input
-            kept = j < len(out) and out[j] == tok
-            j += kept
-            styles.append(("special" if sent[i] < 0 else "plain") if kept else "deleted")
-        return [_row("BART  token deletion\n15% of the words removed", [v.tokens[i] for i in bart], styles,
-                     colours=_origin_colours(range(len(bart)), sent))]
-
-    def bart_infilling():
-        """BART  text infilling"""
-        out = C.text_infilling(bart, mask_id=r["bart_mask"], rng=rng)
-        origin, j = [], 0
-        for tok in out:                                     # the kept tokens, in order, greedily
-            while tok != r["bart_mask"] and j < len(bart) and bart[j] != tok:
-                j += 1
-            origin.append(None if tok == r["bart_mask"] or j == len(bart) else j)
-            j += origin[-1] is not None
-        return [_row("BART  text infilling\n30%: one <mask> per span, Poisson(3) lengths",
-                     [v.tokens[i] for i in out],
-                     ["mask" if o == r["bart_mask"] else "special" if o in (r["bos"], r["eos"]) else "plain"
-                      for o in out], colours=_origin_colours(origin, sent))]
-
-    def bart_permutation():
-        """BART  sentence permutation"""
-        if r["full_stop"] is None:
-            return [_row("BART  sentence permutation", [], [], note="no '.' in the vocabulary")]
-        out = C.sentence_permutation(bart, full_stop_id=r["full_stop"], rng=rng)
-        origin = _align_sentences(bart, out, r["full_stop"])
-        return [_row("BART  sentence permutation\nthe sentences shuffled", [v.tokens[i] for i in out],
-                     _origin_styles(origin, sent), colours=_origin_colours(origin, sent))]
-
-    def bart_rotation():
-        """BART  document rotation"""
-        out = C.document_rotation(bart, rng=rng)
-        origin = _align_sentences(bart, out, r["full_stop"])
-        return [_row("BART  document rotation\nstarts at a random token", [v.tokens[i] for i in out],
-                     _origin_styles(origin, sent), colours=_origin_colours(origin, sent),
-                     boxed=[k == 1 for k in range(len(out))])]
-
-    for make in (bert_rows, roberta_rows, electra_rows, t5_rows, bart_input, bart_masking, bart_deletion,
-                 bart_infilling, bart_permutation, bart_rotation):
-        rows += attempt(make)
+    for make in ROW_BUILDERS:  # in this order: each draws from ``rng`` in turn
+        rows += _attempt(make, ex)
     return rows
+
+
+def _attempt(make, ex: _Example) -> list[dict]:
+    """``make(ex)``'s rows, or one row saying which slot is still a stub (its docstring names it)."""
+    try:
+        return make(ex)
+    except NotImplementedError as e:
+        return [_row(make.__doc__, [], [], note=f"not implemented yet: {e}")]
+
+
+def _bert_rows(ex: _Example) -> list[dict]:
+    """BERT  mask_tokens"""
+    v, r = ex.v, ex.r
+    x, labels = C.mask_tokens(ex.bert, mask_id=r["mask"], vocab_size=v.n_real, special_ids=v.special_ids,
+                              rng=ex.rng)
+    return [_masked_row("BERT  mask_tokens\n15%: 80% [MASK] / 10% random / 10% kept", v, ex.bert, x,
+                        labels != IGNORE, r["mask"])]
+
+
+def _roberta_rows(ex: _Example) -> list[dict]:
+    """RoBERTa  roberta_mask"""
+    v, r = ex.v, ex.r
+    x, targets = C.roberta_mask(ex.bart, mask_id=r["bart_mask"], vocab_size=v.n_real, nspecial=v.nspecial,
+                                pad_id=r["pad"], rng=ex.rng)          # RoBERTa reads <s> w… </s> too
+    return [_masked_row("RoBERTa  roberta_mask\n(new mask every epoch)", v, ex.bart, x,
+                        targets != r["pad"], r["bart_mask"])]
+
+
+def _electra_rows(ex: _Example) -> list[dict]:
+    """ELECTRA  electra_mask + generator"""
+    v, r, bert = ex.v, ex.r, ex.bert
+    x, masked, _ = C.electra_mask(bert, mask_id=r["mask"], special_ids=v.special_ids, pad_id=r["pad"],
+                                  rng=ex.rng)
+    if ex.generator is None:
+        logits = np.zeros((len(bert), v.n_real))
+        logits[:, v.special_ids] = -1e9                 # a uniform generator over the words
+    else:
+        logits = np.asarray(ex.generator(x), dtype=np.float64)
+    samples = C.sample_from_logits(logits, rng=ex.rng)  # (T,)
+    corrupted = C.electra_corrupt(bert, masked, samples)
+    gen = _masked_row("ELECTRA  electra_mask\n(generator input: 85% [MASK])", v, bert, x, masked, r["mask"])
+    who = ex.generator_name or "uniform random samples, no checkpoint given"
+    disc = _masked_row(f"ELECTRA  discriminator input\ngenerator: {who}", v, bert, corrupted, masked,
+                       r["mask"])
+    disc["boxed"] = [False] * len(bert)
+    return [gen, disc]
+
+
+def _t5_rows(ex: _Example) -> list[dict]:
+    """T5  span_corruption"""
+    r = ex.r
+    inputs, targets = C.span_corruption(ex.words, sentinel_ids=r["sentinels"], eos_id=r["eos"], rng=ex.rng)
+    sentinel = set(r["sentinels"].tolist())
+
+    def style(ids):
+        return ["sentinel" if int(i) in sentinel else "special" if i == r["eos"] else "plain" for i in ids]
+
+    return [_row("T5  span_corruption: input\n15% of tokens, mean span 3", ex.tokens(inputs), style(inputs)),
+            _row("T5  span_corruption: target\neach sentinel, then the span it hid", ex.tokens(targets),
+                 style(targets))]
+
+
+def _bart_input(ex: _Example) -> list[dict]:
+    """BART  input"""
+    return [_row("BART  input\n(colour = sentence)", ex.tokens(ex.bart),
+                 ["special" if s < 0 else "plain" for s in ex.sent],
+                 colours=_origin_colours(range(len(ex.bart)), ex.sent))]
+
+
+def _bart_masking(ex: _Example) -> list[dict]:
+    """BART  token masking"""
+    r, bart, sent = ex.r, ex.bart, ex.sent
+    out = C.token_masking(bart, mask_id=r["bart_mask"], rng=ex.rng)
+    return [_row("BART  token masking\n15% of the words become <mask>", ex.tokens(out),
+                 ["mask" if o != i and o == r["bart_mask"] else "special" if s < 0 else "plain"
+                  for o, i, s in zip(out, bart, sent)], colours=_origin_colours(range(len(bart)), sent))]
+
+
+def _bart_deletion(ex: _Example) -> list[dict]:
+    """BART  token deletion"""
+    bart, sent = ex.bart, ex.sent
+    out, j, styles = C.token_deletion(bart, rng=ex.rng), 0, []
+    for i, tok in enumerate(bart):                      # out is a subsequence of the input
+        kept = j < len(out) and out[j] == tok
+        j += kept
+        styles.append(("special" if sent[i] < 0 else "plain") if kept else "deleted")
+    return [_row("BART  token deletion\n15% of the words removed", ex.tokens(bart), styles,
+                 colours=_origin_colours(range(len(bart)), sent))]
+
+
+def _bart_infilling(ex: _Example) -> list[dict]:
+    """BART  text infilling"""
+    r, bart = ex.r, ex.bart
+    out = C.text_infilling(bart, mask_id=r["bart_mask"], rng=ex.rng)
+    origin, j = [], 0
+    for tok in out:                                     # the kept tokens, in order, greedily
+        while tok != r["bart_mask"] and j < len(bart) and bart[j] != tok:
+            j += 1
+        origin.append(None if tok == r["bart_mask"] or j == len(bart) else j)
+        j += origin[-1] is not None
+    return [_row("BART  text infilling\n30%: one <mask> per span, Poisson(3) lengths", ex.tokens(out),
+                 ["mask" if o == r["bart_mask"] else "special" if o in (r["bos"], r["eos"]) else "plain"
+                  for o in out], colours=_origin_colours(origin, ex.sent))]
+
+
+def _bart_permutation(ex: _Example) -> list[dict]:
+    """BART  sentence permutation"""
+    r = ex.r
+    if r["full_stop"] is None:
+        return [_row("BART  sentence permutation", [], [], note="no '.' in the vocabulary")]
+    out = C.sentence_permutation(ex.bart, full_stop_id=r["full_stop"], rng=ex.rng)
+    origin = _align_sentences(ex.bart, out, r["full_stop"])
+    return [_row("BART  sentence permutation\nthe sentences shuffled", ex.tokens(out),
+                 _origin_styles(origin, ex.sent), colours=_origin_colours(origin, ex.sent))]
+
+
+def _bart_rotation(ex: _Example) -> list[dict]:
+    """BART  document rotation"""
+    out = C.document_rotation(ex.bart, rng=ex.rng)
+    origin = _align_sentences(ex.bart, out, ex.r["full_stop"])
+    return [_row("BART  document rotation\nstarts at a random token", ex.tokens(out),
+                 _origin_styles(origin, ex.sent), colours=_origin_colours(origin, ex.sent),
+                 boxed=[k == 1 for k in range(len(out))])]
+
+
+ROW_BUILDERS = (_bert_rows, _roberta_rows, _electra_rows, _t5_rows, _bart_input, _bart_masking, _bart_deletion,
+                _bart_infilling, _bart_permutation, _bart_rotation)
 
 
 def corruption_figure(rows, path, *, title: str = "") -> Path:
     """Draw the rows of :func:`corruption_rows` as a table of token boxes; returns the PNG's path."""
     plt = _plt()
-    from matplotlib.patches import FancyBboxPatch, Patch
+    from matplotlib.patches import FancyBboxPatch, Patch  # matplotlib loads only to draw (plots/__init__.py)
     char_w, gap = 1.0, 0.6                                  # widths in characters of the mono font
     widths = [[max(len(t), 1) * char_w + 1.0 for t in row["tokens"]] for row in rows]
     span = max([sum(w) + gap * len(w) for w in widths] + [40])

@@ -25,6 +25,7 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.blocks import causal_mask, padding_mask, prefix_lm_mask
+from minilm.corruption import xlnet_inputs
 from minilm.plots import _plt, save_png
 
 ATTEND, BLOCKED = "#3b6ea8", "#ececec"
@@ -57,7 +58,6 @@ def mask_panels(T: int = 8, prefix: int = 3, *, rng: np.random.Generator) -> lis
 
 
 def _xlnet_panels(T: int, *, rng) -> list[dict]:
-    from minilm.corruption import xlnet_inputs
     try:
         # K = 2: the last half of the order is predicted (the paper uses K = 6 or 7 on long texts)
         x = xlnet_inputs(np.arange(T), rng=rng, K=2)
@@ -97,7 +97,7 @@ def _t5_panels(T: int) -> list[dict]:
 
 
 def _draw(ax, panel) -> None:
-    from matplotlib.colors import ListedColormap
+    from matplotlib.colors import ListedColormap  # matplotlib loads only to draw (plots/__init__.py)
     ax.set_title(panel["title"], fontsize=10, pad=6)
     if panel["mask"] is None:
         ax.text(0.5, 0.5, panel["note"], ha="center", va="center", fontsize=8, wrap=True,
@@ -122,7 +122,7 @@ def _draw(ax, panel) -> None:
 def masks_figure(path, *, T: int = 8, prefix: int = 3, rng: np.random.Generator) -> Path:
     """Draw every objective's mask (see the module docstring) into one PNG; returns its path."""
     plt = _plt()
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # matplotlib loads only to draw (plots/__init__.py)
     panels = mask_panels(T, prefix, rng=rng)
     cols = 4
     rows = -(-len(panels) // cols)

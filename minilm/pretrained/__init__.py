@@ -5,7 +5,7 @@
     tokens, emb = bert.embed(["a sentence", "another"])   # (N, 384), unit rows
     export(gpt_model, "out/gpt2-folder", tokenizer=tok)   # config.json + model.safetensors
     gpt = load_gpt2("out/gpt2-folder")                  # back into minilm, identical logits
-    model, tok = load_pretrained("any-hf-folder")        # gpt2 bert roberta distilbert electra bart t5
+    model, tok = load_pretrained("any-hf-folder")        # gpt2 bert roberta distilbert electra bart t5 xlnet deberta
     logits = hf_logits(model, ids, attention_mask)      # == transformers' model(...).logits
 
 A folder is ``config.json`` + ``model.safetensors`` (read and written by hand, without pickle:
@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograd.errors import ConfigError
-from minilm.models.bert import BertForPreTraining, BertModel
+from minilm.models.bert import BertModel
+from minilm.models.bert_heads import BertForPreTraining
 from minilm.models.gpt import GPT
 
 from .auto import hf_logits, load_pretrained
@@ -36,7 +37,10 @@ def export(model, directory, tokenizer=None) -> Path:
     """Write ``model`` as a Hugging Face folder: a GPT in ``GPT2LMHeadModel`` format, a BertModel
     in ``BertModel`` format, a BertForPreTraining in ``BertForPreTraining`` format (which
     ``BertForMaskedLM`` reads too), a Bart / T5 in ``BartForConditionalGeneration`` /
-    ``T5ForConditionalGeneration`` format. With ``tokenizer``, its files go into the folder as well."""
+    ``T5ForConditionalGeneration`` format, a RobertaForMaskedLM in ``RobertaForMaskedLM`` (or, positions
+    from row 0 with ε 1e-12, ``DistilBertForMaskedLM``) format, an ELECTRA network in
+    ``ElectraForPreTraining`` / ``ElectraForMaskedLM`` format (an Electra: both, ``DIR/discriminator``
+    and ``DIR/generator``). With ``tokenizer``, its files go into the folder as well."""
     from minilm.models.bart import Bart
     from minilm.models.t5 import T5
 
@@ -49,5 +53,18 @@ def export(model, directory, tokenizer=None) -> Path:
         return export_bart(model, directory, tokenizer)
     if isinstance(model, T5):
         return export_t5(model, directory, tokenizer)
+    from minilm.models.electra import Electra, ElectraDiscriminator, ElectraGenerator
+    from minilm.models.roberta import RobertaForMaskedLM
+    if isinstance(model, (RobertaForMaskedLM, Electra, ElectraDiscriminator, ElectraGenerator)):
+        from .export_encoders import export_encoder   # RoBERTa / DistilBERT / ELECTRA (export_encoders.py)
+        return export_encoder(model, directory, tokenizer)
+    from minilm.models.xlnet_released import XLNetReleased
+    if isinstance(model, XLNetReleased):   # XLNetLMHeadModel format (export_xlnet.py)
+        from .export_xlnet import export_xlnet
+        return export_xlnet(model, directory, tokenizer)
+    from minilm.models.deberta import DebertaForMaskedLM
+    if isinstance(model, DebertaForMaskedLM):   # DebertaV2ForMaskedLM format (export_deberta.py)
+        from .export_deberta import export_deberta
+        return export_deberta(model, directory, tokenizer)
     raise ConfigError(f"export: a {type(model).__name__} cannot be exported; expected a GPT, BertModel, "
-                      "BertForPreTraining, Bart or T5")
+                      "BertForPreTraining, RobertaForMaskedLM, Electra, Bart, T5, XLNetReleased or DebertaForMaskedLM")

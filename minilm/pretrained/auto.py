@@ -17,12 +17,16 @@ distilbert      RobertaForMaskedLM, one zero segment row        DistilBertForMas
 electra         ElectraDiscriminator / ElectraGenerator         ElectraForPreTraining (B, T) / ...ForMaskedLM
 bart            Bart, position_offset 2, final_logits_bias      BartForConditionalGeneration
 t5              T5 (v1.0: relu, tied)                           T5ForConditionalGeneration
+xlnet           XLNetReleased (relative attention, post-LN)     XLNetLMHeadModel          (B, T, V)
+deberta         DebertaForMaskedLM, released switches           DebertaForMaskedLM        (B, T, V)
+deberta-v2      DebertaForMaskedLM, + buckets, shared keys      DebertaV2ForMaskedLM      (B, T, V)
 ==============  ==============================================  ====================================
 
 A ``pytorch_model.bin`` is refused with the command that converts it (``files.CONVERT_HINT``).
 The tokenizer comes from ``tokenizer.json`` (``minilm.tokenizers.hf_json``), else from
-``vocab.txt`` (WordPiece) or ``vocab.json`` + ``merges.txt`` (byte-level BPE); None if the folder
-has none minilm reads (a SentencePiece ``.model`` only, for now).
+``vocab.txt`` (WordPiece), ``vocab.json`` + ``merges.txt`` (byte-level BPE) or a SentencePiece
+``spiece.model`` / ``sentencepiece.bpe.model`` / ``spm.model`` (``minilm.tokenizers.spm_tokenizer``,
+laid out as the folder's tokenizer class or model_type says); None if the folder has none of them.
 """
 from __future__ import annotations
 
@@ -33,21 +37,28 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import CheckpointError, ConfigError, ShapeError
 from minilm.models.bart import Bart
-from minilm.models.bert import BertForPreTraining, BertModel
+from minilm.models.bert import BertModel
+from minilm.models.bert_heads import BertForPreTraining
+from minilm.models.deberta import DebertaForMaskedLM
 from minilm.models.electra import ElectraDiscriminator, ElectraGenerator
 from minilm.models.gpt import GPT
 from minilm.models.roberta import RobertaForMaskedLM
 from minilm.models.t5 import T5
+from minilm.models.xlnet_released import XLNetReleased
 
 from .bert import load_bert_model
+from .deberta import load_deberta
 from .encoders import load_distilbert, load_electra, load_roberta
 from .files import CONFIG, config_value, read_config
 from .gpt2 import load_gpt2
 from .seq2seq import load_bart, load_t5
+from .xlnet import load_xlnet
 
 LOADERS = {"gpt2": load_gpt2, "bert": lambda d: load_bert_model(d)[0], "roberta": load_roberta,
            "distilbert": load_distilbert, "electra": load_electra, "bart": load_bart, "t5": load_t5}
 PLANNED = ("deberta", "deberta-v2", "xlnet")
+LOADERS["xlnet"] = load_xlnet   # the released XLNet: minilm/models/xlnet_released.py
+LOADERS["deberta"] = LOADERS["deberta-v2"] = load_deberta   # v1 and v2/v3: minilm/pretrained/deberta.py
 
 
 def load_pretrained(directory, tokenizer: bool = True):
@@ -94,6 +105,10 @@ def hf_logits(model, input_ids, attention_mask=None, decoder_input_ids=None) -> 
             out = model(ids, mask)["logits"]
         elif isinstance(model, (ElectraDiscriminator, ElectraGenerator)):
             out = model(ids, mask)
+        elif isinstance(model, XLNetReleased):
+            out = model(ids, mask)["logits"]
+        elif isinstance(model, DebertaForMaskedLM):
+            out = model(ids, mask)["logits"]
         elif seq2seq:
             dec = _ids("hf_logits", decoder_input_ids, "decoder_input_ids")
             out = model(ids, decoder_input_ids=dec, attention_mask=mask)["logits"]

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from autograd.errors import CheckpointError, ConfigError
-from minilm.models.bert import BertConfig, BertForPreTraining, BertModel
+from minilm.models.bert import BertConfig, BertModel
+from minilm.models.bert_heads import BertForPreTraining
 
 from .files import CONFIG, WEIGHTS, check_unexpected, config_value, read_config, read_weights, take
 

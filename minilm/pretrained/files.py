@@ -101,12 +101,15 @@ def check_unexpected(arrays: dict, used: set, path, ignorable=()) -> None:
 
 
 def write_folder(directory, config: dict, arrays: dict, tokenizer=None) -> Path:
-    """``config.json`` + ``model.safetensors`` (+ the tokenizer's own files) into ``directory``."""
+    """``config.json`` + ``model.safetensors`` (+ the tokenizer's files, with the ``tokenizer.json`` and
+    ``tokenizer_config.json`` that transformers' AutoTokenizer reads: ``export_tokenizer.py``) into
+    ``directory``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     arrays = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
     write_safetensors(directory / WEIGHTS, arrays, {"format": "pt"})  # "pt": transformers checks it
     (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if tokenizer is not None:
-        tokenizer.save(directory)
+        from .export_tokenizer import write_hf_tokenizer
+        write_hf_tokenizer(tokenizer, directory, config.get("model_type"))
     return directory

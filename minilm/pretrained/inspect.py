@@ -9,7 +9,8 @@ models without changing their default forward (which returns the last state only
 * BERT, RoBERTa, DistilBERT: the encoder's own list (``output_hidden_states=True``);
 * ELECTRA: h_0 is the embeddings after ``embeddings_project`` (E → H), as in ``ElectraModel``;
 * GPT-2: h_0 = token + position embeddings, then each block; the last entry is after ``ln_f``, as
-  transformers' ``GPT2Model`` applies ``ln_f`` to the final state before appending it.
+  transformers' ``GPT2Model`` applies ``ln_f`` to the final state before appending it;
+* DeBERTa (v1, v2/v3): h_0 is the embeddings after LayerNorm, padded rows zeroed; then each layer.
 
 BART and T5 are encoder-decoders: their per-layer states are not exposed (a ConfigError says so).
 
@@ -27,7 +28,9 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import CheckpointError, ConfigError, TokenizerError
 from minilm.models.bart import Bart
-from minilm.models.bert import BertForPreTraining, BertModel
+from minilm.models.bert import BertModel
+from minilm.models.bert_heads import BertForPreTraining
+from minilm.models.deberta import DebertaForMaskedLM
 from minilm.models.electra import ElectraDiscriminator, ElectraGenerator, _check_inputs
 from minilm.models.gpt import GPT
 from minilm.models.roberta import RobertaForMaskedLM
@@ -67,6 +70,8 @@ def hidden_states(model, input_ids, attention_mask=None) -> list[np.ndarray]:
             states = model.encoder(x, mask=padding)                          # L + 1 × (B, T, H)
         elif isinstance(model, GPT):
             states = _gpt_states(model, ids, mask)
+        elif isinstance(model, DebertaForMaskedLM):
+            states = [_deberta_embeddings(model, ids, mask)] + list(model(ids, mask)["hidden_states"])
         elif isinstance(model, (Bart, T5)):
             raise ConfigError(f"hidden_states: a {type(model).__name__} is an encoder-decoder; minilm exposes "
                               "only its encoder's last state (model.encode(ids, attention_mask))")
@@ -89,6 +94,23 @@ def _gpt_states(model: GPT, ids, mask) -> list:
         states.append(x)
     states[-1] = model.ln_f(x)                                  # transformers: the last state after ln_f
     return states
+
+
+def _deberta_embeddings(model: DebertaForMaskedLM, ids, mask):
+    """h_0 of DeBERTa as transformers' ``DebertaV2Embeddings`` returns it: the word embeddings (plus
+    absolute positions where ``position_biased_input``), projected E → C, LayerNorm, times the mask —
+    the first lines of ``DebertaForMaskedLM.forward`` (minilm/models/deberta.py), which keeps only the
+    layers' states."""
+    cfg = model.config
+    x = model.word_embeddings(ids)                                       # (B, T, E)
+    if cfg.position_biased_input:
+        x = x + model.abs_position_embeddings.weight[:ids.shape[1]]
+    if "embed_proj" in model._modules:
+        x = model.embed_proj(x)                                          # (B, T, C)
+    x = model.emb_ln(x)
+    if cfg.padding == "released":
+        x = x * np.asarray(mask).astype(bool)[:, :, None].astype(x.data.dtype)   # padded tokens: 0
+    return x
 
 
 def pooler_output(model, input_ids, attention_mask=None) -> np.ndarray | None:
@@ -162,11 +184,12 @@ def fill_mask(model, tok, text: str, top_k: int = 5) -> dict:
     """Top-k fillers of every mask token in ``text``: ``{"text", "mask_token", "masks": [{"position",
     "fillers": [{"token", "word", "id", "prob"}]}]}``. ``[MASK]`` or ``<mask>`` in the text is read
     as the checkpoint's own mask token. A model without a masked-LM head is a ConfigError."""
-    if not (isinstance(model, (BertForPreTraining, RobertaForMaskedLM, ElectraGenerator))):
+    if not (isinstance(model, (BertForPreTraining, RobertaForMaskedLM, ElectraGenerator, DebertaForMaskedLM))):
         why = ("a BertModel without cls.predictions.* (no MLM head in the file)" if isinstance(model, BertModel)
                else f"a {type(model).__name__}")
         raise ConfigError(f"fill-mask: the checkpoint is {why}; fill-mask needs a masked-LM head "
-                          "(BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM, ElectraForMaskedLM)")
+                          "(BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM, ElectraForMaskedLM, "
+                          "DebertaForMaskedLM)")
     if top_k < 1:
         raise ConfigError(f"fill-mask: top_k {top_k}, expected at least 1")
     mask = tok.roles.get("mask_token")

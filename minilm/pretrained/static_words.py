@@ -3,7 +3,13 @@
 
 ``minilm embed --static DIR`` runs ``minilm.downstream.static.static_report`` (Bommasani, Davis & Cardie
 2020; the slots of Task 11.1) on the encoder of ``load_bert(DIR)`` with the folder's own
-WordPiece vocabulary. The words to score are those of ``minilm.data.word_similarity_pairs``
+WordPiece vocabulary. Any other encoder that ``load_pretrained`` reads — RoBERTa, DistilBERT, the
+ELECTRA discriminator or generator, DeBERTa, a BERT folder with ``tokenizer.json`` only — goes through
+:func:`load_static_encoder`: its L + 1 hidden states come from ``minilm.pretrained.inspect.hidden_states``
+(transformers' ``output_hidden_states``), and each word is tokenized as it appears inside a
+sentence, ``" " + word``: byte-level BPE then gives its ``Ġ`` pieces (``Ġarm adillo``), the ones the
+word has in every context but a sentence's first; WordPiece ignores the space. The sequence is
+framed by the tokenizer's own specials (``<s> … </s>`` for RoBERTa). The words to score are those of ``minilm.data.word_similarity_pairs``
 (dog/cat vs dog/singer: plain English, so a real uncased vocabulary knows them) and the
 aggregation corpus is the synthetic corpus's sentences — nothing here needs the network.
 
@@ -31,11 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
-from autograd.errors import CheckpointError
+from autograd import Tensor
+from autograd.errors import CheckpointError, ConfigError
 
+from .files import CONFIG, config_value, read_config
 from .sentence import PretrainedBert, l2_normalize, load_bert, mean_pool
 
-__all__ = ["load_static_bert", "pooler_vs_cls", "POOLER_TEXTS", "ENGLISH_CATEGORIES", "TEMPLATES",
+__all__ = ["load_static_bert", "load_static_encoder", "EncoderStates", "WordTokenizer", "pooler_vs_cls", "POOLER_TEXTS", "ENGLISH_CATEGORIES", "TEMPLATES",
            "english_words", "english_pairs", "english_sentences"]
 
 # Rarer words that all-MiniLM-L6-v2's (bert-base-uncased) vocabulary splits into 2–5 pieces.
@@ -81,6 +89,77 @@ def load_static_bert(directory) -> tuple[PretrainedBert, object, object]:
         raise CheckpointError(f"embed --static: the vocabulary of {directory} has no {', '.join(absent)} "
                               f"(roles found: {tok.roles}); expected a BERT vocabulary")
     return pretrained, pretrained.bert, tok
+
+
+class WordTokenizer:
+    """A checkpoint's tokenizer as the static-vector slots use it: ``encode(word)`` gives the pieces of
+    ``" " + word`` (a word inside a sentence), ``cls_id`` / ``sep_id`` the specials that frame a
+    sequence (``[CLS]`` / ``[SEP]``, else ``<s>`` / ``</s>``), ``pad_id`` the padding."""
+
+    def __init__(self, tokenizer, directory="the folder"):
+        self.inner = tokenizer
+        self.cls_id = tokenizer.cls_id if tokenizer.cls_id is not None else getattr(tokenizer, "bos_id", None)
+        self.sep_id = tokenizer.sep_id if tokenizer.sep_id is not None else getattr(tokenizer, "eos_id", None)
+        self.pad_id = tokenizer.pad_id
+        absent = [n for n, i in (("[CLS] or <s>", self.cls_id), ("[SEP] or </s>", self.sep_id),
+                                 ("a pad token", self.pad_id)) if i is None]
+        if absent:
+            raise CheckpointError(f"embed --static: the tokenizer of {directory} has no {', '.join(absent)} "
+                                  f"(roles found: {tokenizer.roles}); static vectors frame each word with them")
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        ids = self.inner.encode(" " + text.strip(), add_special_tokens=False)
+        return [self.cls_id, *ids, self.sep_id] if add_special_tokens else ids
+
+
+class EncoderStates:
+    """Any loaded encoder behind the interface ``minilm.downstream.static`` uses (a BertModel's):
+    ``enc(ids (B, T), None, mask (B, T), output_hidden_states=True)["hidden_states"]`` → L + 1 × (B, T, C),
+    and ``enc.config.n_layer`` / ``max_position_embeddings`` (the usable length: after RoBERTa's
+    offset of 2 rows)."""
+
+    def __init__(self, model, probe_ids):
+        from .inspect import hidden_states
+        self.model, self._states = model, hidden_states
+        n_layer = len(hidden_states(model, [probe_ids])) - 1                   # raises for a non-encoder
+        cfg = model.config
+        usable = cfg.max_position_embeddings - getattr(cfg, "position_offset", 0)
+        self.config = type("StaticConfig", (), {"n_layer": n_layer, "max_position_embeddings": usable})()
+
+    def eval(self):
+        self.model.eval()
+        return self
+
+    def __call__(self, ids, segment_ids=None, attention_mask=None, output_hidden_states=True) -> dict:
+        mask = None if attention_mask is None else np.asarray(attention_mask).astype(np.int64)
+        return {"hidden_states": [Tensor(h) for h in self._states(self.model, ids, mask)]}
+
+
+def load_static_encoder(directory) -> tuple[PretrainedBert | None, object, object]:
+    """``(pretrained or None, encoder, tokenizer)`` for ``static_report`` from any encoder folder.
+    A BERT folder with ``vocab.txt`` takes :func:`load_static_bert` (``pretrained`` is then its
+    PretrainedBert, for the pooler demonstration); every other encoder is wrapped in
+    :class:`EncoderStates` and :class:`WordTokenizer`. GPT-2, T5 and BART are a ConfigError."""
+    directory = Path(directory)
+    kind = config_value(read_config(directory), "model_type", directory / CONFIG, str)
+    if kind == "bert" and (directory / "vocab.txt").is_file():
+        return load_static_bert(directory)
+    if kind in ("gpt2", "t5", "bart"):
+        raise ConfigError(f"embed --static: {directory} is a {kind} (model_type {kind!r}); static word vectors "
+                          "need a bidirectional encoder: bert, roberta, distilbert, electra or deberta")
+    from .auto import load_pretrained
+    model, tok = load_pretrained(directory)
+    if tok is None:
+        raise CheckpointError(f"embed --static: {directory} has no tokenizer file minilm reads (tokenizer.json, "
+                              "vocab.txt, or vocab.json + merges.txt); static word vectors need it")
+    words = WordTokenizer(tok, directory)
+    try:
+        encoder = EncoderStates(model, [words.cls_id, words.sep_id])
+    except ConfigError as e:
+        raise ConfigError(f"embed --static: {directory} holds a {type(model).__name__} (model_type {kind!r}), whose "
+                          f"per-layer states minilm does not expose ({e}); static word vectors run on bert, "
+                          "roberta, distilbert, electra and deberta") from None
+    return None, encoder, words
 
 
 def pooler_vs_cls(pretrained: PretrainedBert, texts=POOLER_TEXTS) -> dict:

@@ -11,27 +11,32 @@ compares the held-out loss per target token with a unigram and a bigram model of
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
-from minilm.recipes.t5 import exact_match, token_stats
-
-TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
+from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.recipes.seq2seq import Seq2SeqRecipe
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--max-length", type=int, default=32, help="tokens per block, <s> and </s> included (default 32)")
-    p.add_argument("--mask-ratio", type=float, default=0.3, help="share of words masked in spans (default 0.3)")
-    p.add_argument("--permute-sentences", type=float, default=1.0, help="share of sentences shuffled (default 1)")
-    p.add_argument("--poisson-lambda", type=float, default=3.0, help="mean span length in words (default 3)")
-    p.add_argument("--n-layer", type=int, default=2, help="encoder and decoder blocks each (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=12, help="blocks per step (default 12)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+@dataclass
+class BartRecipeConfig(CorpusConfig):
+    """``minilm train bart``: one option per field."""
+    max_length: int = 32              # tokens per block, <s> and </s> included
+    mask_ratio: float = 0.3           # share of words masked in spans
+    permute_sentences: float = 1.0    # share of sentences shuffled
+    poisson_lambda: float = 3.0       # mean span length in words
+    n_layer: int = 2                  # encoder and decoder blocks each
+    n_head: int = 4                   # attention heads
+    n_embd: int = 64                  # model width
+    batch_size: int = 12              # blocks per step
+    vocab_size: int = 400             # WordPiece vocabulary size
+    dropout: float = 0.0              # dropout probability
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
+    lr: float = 2e-3
+    warmup: int = 60
 
 
 def sentence_blocks(docs, tok, max_length: int) -> list[np.ndarray]:
@@ -52,68 +57,50 @@ def sentence_blocks(docs, tok, max_length: int) -> list[np.ndarray]:
     return [np.array([tok.cls_id, *b, tok.sep_id], dtype=np.int64) for b in blocks]
 
 
-class BartRecipe:
+class BartRecipe(Seq2SeqRecipe):
     family = "bart"
 
-    def __init__(self, args):
+    def __init__(self, cfg: BartRecipeConfig):
         from minilm.models.bart import Bart, BartConfig
         from minilm.tokenizers import WordPieceTokenizer
-        if args.max_length < 4:
-            raise ConfigError(f"minilm train bart: --max-length {args.max_length} is too short (at least 4)")
-        self.args, self.batch_size = args, args.batch_size
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), args.vocab_size)
+        if cfg.max_length < 4:
+            raise ConfigError(f"minilm train bart: --max-length {cfg.max_length} is too short (at least 4)")
+        self.cfg, self.batch_size = cfg, cfg.batch_size
+        train_docs, val_docs = load_documents(cfg)
+        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         V = tok.vocab_size
         self.full_stop_id = tok.token_to_id(".") if "." in tok.get_vocab() else tok.sep_id
         # whole-word masking: a "##" piece continues the word before it
         self.word_starts = np.array([not tok.id_to_token(i).startswith("##") for i in range(V)])
-        self.train_blocks = sentence_blocks(train_docs, tok, args.max_length)
-        val_blocks = sentence_blocks(val_docs, tok, args.max_length)[:128]
-        rng = np.random.default_rng([args.seed, 99])
+        self.train_blocks = sentence_blocks(train_docs, tok, cfg.max_length)
+        val_blocks = sentence_blocks(val_docs, tok, cfg.max_length)[:128]
+        rng = np.random.default_rng([cfg.seed, 99])
         self.val = [(self.noise(b, rng), b) for b in val_blocks]        # fixed noise: comparable evals
-        self.model_config = BartConfig(vocab_size=V, n_embd=args.n_embd, n_head=args.n_head, n_layer=args.n_layer,
-                                       max_positions=2 * args.max_length, dropout=args.dropout,
+        self.model_config = BartConfig(vocab_size=V, n_embd=cfg.n_embd, n_head=cfg.n_head, n_layer=cfg.n_layer,
+                                       max_positions=2 * cfg.max_length, dropout=cfg.dropout,
                                        pad_id=tok.pad_id, bos_id=tok.cls_id, eos_id=tok.sep_id,
                                        mask_id=tok.mask_id)
-        self.model = Bart(self.model_config, rng=np.random.default_rng(args.seed))
+        self.model = Bart(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     def noise(self, ids, rng):
         from minilm.corruption import bart_noise
-        a = self.args
+        a = self.cfg
         return bart_noise(ids, rng=rng, mask_id=self.tokenizer.mask_id, vocab_size=self.tokenizer.vocab_size,
                           full_stop_id=self.full_stop_id, mask_ratio=a.mask_ratio,
                           permute_sentences=a.permute_sentences, poisson_lambda=a.poisson_lambda,
                           word_start_table=self.word_starts)
 
-    def _arrays(self, pairs):
-        from minilm.data import pad_batch
-        src, src_mask = pad_batch([s for s, _ in pairs], self.tokenizer.pad_id)
-        labels, _ = pad_batch([t for _, t in pairs], -100)
-        return src, src_mask, labels
-
     def batch(self, rng):
         picks = rng.integers(len(self.train_blocks), size=self.batch_size)
         return self._arrays([(self.noise(self.train_blocks[i], rng), self.train_blocks[i]) for i in picks])
 
-    def loss(self, model, batch):
-        src, src_mask, labels = batch
-        out = model(src, attention_mask=src_mask, labels=labels)
-        return out["loss"], {"tokens": int(src_mask.sum() + (labels != -100).sum())}
-
     def evaluate(self, model):
-        from minilm.models.seq2seq import strip_after_eos
-        total, correct, n = 0.0, 0, 0
-        for i in range(0, len(self.val), 64):
-            src, src_mask, labels = self._arrays(self.val[i:i + 64])
-            logits = model(src, attention_mask=src_mask, labels=labels)["logits"]
-            ce, ok, count = token_stats(logits, labels)
-            total, correct, n = total + ce, correct + ok, n + count
-        few = self.val[:16]                                              # greedy decoding is slower
-        src, src_mask, _ = self._arrays(few)
-        out = model.generate(src, self.args.max_length + 2, attention_mask=src_mask)
-        # the generated ids start after the </s> start token: <s> … </s>
-        em = exact_match(strip_after_eos(out, self.tokenizer.sep_id), [t.tolist() for _, t in few])
-        return {"loss": total / n, "token_accuracy": correct / n, "exact_match": em}
+        """The held-out loss and token accuracy, and the exact reconstructions of 16 blocks (greedy
+        decoding is slower; the generated ids start after the </s> start token: <s> … </s>)."""
+        metrics = self.token_metrics(model, self.val)
+        metrics["exact_match"] = self.greedy_exact_match(model, self.val[:16], self.cfg.max_length + 2,
+                                                         self.tokenizer.sep_id)
+        return metrics
 
     def baselines(self):
         from minilm.downstream.baselines import NGramLM
@@ -127,16 +114,20 @@ class BartRecipe:
         return {"unigram_loss": unigram.loss(x, y), "bigram_loss": bigram.loss(x, y),
                 "copy_exact_match": float(copy)}
 
+    @staticmethod
+    def describe(s) -> str:
+        b, m = s["baselines"], s["metrics"]
+        verdict = "beats" if s["final_loss"] < b["bigram_loss"] else "does NOT beat"
+        return (f"BART: held-out reconstruction loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/token "
+                f"after {s['steps']} steps, {s['parameters']:,} parameters; token accuracy {m['token_accuracy']:.1%}, "
+                f"exact reconstructions {m['exact_match']:.1%} (copying the noised input: "
+                f"{b['copy_exact_match']:.1%})\nbaselines that ignore the noised input: unigram "
+                f"{b['unigram_loss']:.3f}, bigram {b['bigram_loss']:.3f} -> BART {verdict} the bigram model")
 
-def build(args):
-    return BartRecipe(args)
+
+CONFIG = BartRecipeConfig
+describe = BartRecipe.describe
 
 
-def describe(s) -> str:
-    b, m = s["baselines"], s["metrics"]
-    verdict = "beats" if s["final_loss"] < b["bigram_loss"] else "does NOT beat"
-    return (f"BART: held-out reconstruction loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/token after "
-            f"{s['steps']} steps, {s['parameters']:,} parameters; token accuracy {m['token_accuracy']:.1%}, "
-            f"exact reconstructions {m['exact_match']:.1%} (copying the noised input: {b['copy_exact_match']:.1%})\n"
-            f"baselines that ignore the noised input: unigram {b['unigram_loss']:.3f}, bigram {b['bigram_loss']:.3f}"
-            f" -> BART {verdict} the bigram model")
+def build(cfg: BartRecipeConfig) -> BartRecipe:
+    return BartRecipe(cfg)

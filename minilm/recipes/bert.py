@@ -7,57 +7,63 @@ frequent token, and NSP accuracy with chance (50%).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
-
-TRAIN_DEFAULTS = {"steps": 2000, "lr": 3e-3, "warmup": 80, "eval_every": 200, "checkpoint_every": 200}
+from minilm.recipes.common import CorpusConfig, load_documents, texts
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--max-seq-length", type=int, default=48, help="tokens per pair (default 48)")
-    p.add_argument("--n-layer", type=int, default=2, help="encoder layers (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="pairs per step (default 32)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
-    p.add_argument("--whole-word-mask", action="store_true",
-                   help="mask whole words: a ## piece is masked with its word (BERT's do_whole_word_mask, Task 12.2)")
-    p.add_argument("--dupe-factor", type=int, default=5,
-                   help="passes over the corpus when building NSP pairs (BERT's dupe_factor; default 5)")
+@dataclass
+class BertRecipeConfig(CorpusConfig):
+    """``minilm train bert``: one option per field."""
+    max_seq_length: int = 48        # tokens per pair
+    n_layer: int = 2                # encoder layers
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # model width
+    batch_size: int = 32            # pairs per step
+    vocab_size: int = 400           # WordPiece vocabulary size
+    dropout: float = 0.0            # dropout probability
+    whole_word_mask: bool = False   # mask whole words: a ## piece is masked with its word (BERT's
+                                    # do_whole_word_mask, Task 12.2)
+    dupe_factor: int = 5            # passes over the corpus when building NSP pairs (BERT's dupe_factor)
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 2000
+    warmup: int = 80
+    eval_every: int = 200
+    checkpoint_every: int = 200
 
 
 class BertRecipe:
     family = "bert"
 
-    def __init__(self, args):
+    def __init__(self, cfg: BertRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import create_nsp_instances, encode_documents, nsp_arrays
-        from minilm.models.bert import BertConfig, BertForPreTraining
+        from minilm.models.bert import BertConfig
+        from minilm.models.bert_heads import BertForPreTraining
         from minilm.tokenizers import WordPieceTokenizer
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), args.vocab_size)
-        rng = np.random.default_rng([args.seed, 777])
+        train_docs, val_docs = load_documents(cfg)
+        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
+        rng = np.random.default_rng([cfg.seed, 777])
 
         def pairs(docs, passes):
             ids = encode_documents(docs, tok.encode)
             inst = [i for _ in range(passes) for i in create_nsp_instances(
-                ids, max_seq_length=args.max_seq_length, rng=rng, cls_id=tok.cls_id, sep_id=tok.sep_id)]
-            return nsp_arrays(inst, max_seq_length=args.max_seq_length, pad_id=tok.pad_id)
+                ids, max_seq_length=cfg.max_seq_length, rng=rng, cls_id=tok.cls_id, sep_id=tok.sep_id)]
+            return nsp_arrays(inst, max_seq_length=cfg.max_seq_length, pad_id=tok.pad_id)
 
-        self.train = pairs(train_docs, args.dupe_factor)
+        self.train = pairs(train_docs, cfg.dupe_factor)
         self.val = pairs(val_docs, 2)
         self.special = [tok.pad_id, tok.cls_id, tok.sep_id]
-        self.whole_word = getattr(args, "whole_word_mask", False)
+        self.whole_word = cfg.whole_word_mask
         # one fixed mask of the held-out pairs, so evaluations are comparable across steps
-        self.val_inputs, self.val_labels = self._mask(self.val["input_ids"], np.random.default_rng([args.seed, 99]))
-        self.batch_size = args.batch_size
-        self.model_config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=args.max_seq_length,
-                                       n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
-                                       dropout=args.dropout)
-        self.model = BertForPreTraining(self.model_config, rng=np.random.default_rng(args.seed))
+        self.val_inputs, self.val_labels = self._mask(self.val["input_ids"], np.random.default_rng([cfg.seed, 99]))
+        self.batch_size = cfg.batch_size
+        self.model_config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length,
+                                       n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
+                                       dropout=cfg.dropout)
+        self.model = BertForPreTraining(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train["input_ids"], ignore_ids=self.special)
 
     def _mask(self, ids, rng):
@@ -104,15 +110,19 @@ class BertRecipe:
         return {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels),
                 "nsp_majority_accuracy": float(max(labels.mean(), 1 - labels.mean()))}
 
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        return (f"BERT: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} (MLM {m['mlm_loss']:.3f} + "
+                f"NSP {m['nsp_loss']:.3f}) after {s['steps']} steps, {s['parameters']:,} parameters\n"
+                f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
+                f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points); "
+                f"NSP accuracy {m['nsp_accuracy']:.1%} vs majority {b['nsp_majority_accuracy']:.1%}")
 
-def build(args):
-    return BertRecipe(args)
+
+CONFIG = BertRecipeConfig
+describe = BertRecipe.describe
 
 
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    return (f"BERT: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} (MLM {m['mlm_loss']:.3f} + "
-            f"NSP {m['nsp_loss']:.3f}) after {s['steps']} steps, {s['parameters']:,} parameters\n"
-            f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
-            f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points); "
-            f"NSP accuracy {m['nsp_accuracy']:.1%} vs majority {b['nsp_majority_accuracy']:.1%}")
+def build(cfg: BertRecipeConfig) -> BertRecipe:
+    return BertRecipe(cfg)

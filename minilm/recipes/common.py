@@ -1,26 +1,48 @@
-"""What the recipes share: the corpus (synthetic or ``--corpus FILE``) and its train/held-out split."""
+"""What the recipes share: the config base classes, the corpus (synthetic or ``--corpus FILE``) and
+its train/held-out split."""
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
+from autograd.errors import ConfigError, MiniLMError
 from minilm.data import read_corpus, synthetic_corpus, train_val_split
+from minilm.train import TrainConfig
 
 
-def add_corpus_arguments(p, n_docs: int = 400) -> None:
-    p.add_argument("--corpus", help="a UTF-8 text file: documents separated by blank lines, one sentence "
-                                    "per line (default: the synthetic corpus)")
-    p.add_argument("--docs", type=int, default=n_docs, help=f"synthetic documents to generate (default {n_docs})")
+@dataclass
+class RecipeConfig(TrainConfig):
+    """Every recipe's config starts with ``minilm.train``'s schedule (steps, lr, warm-up, periods,
+    seed: their help is TrainConfig's comments); a recipe redeclares the defaults it changes."""
+
+    def train_config(self) -> TrainConfig:
+        """The schedule ``minilm.train.train`` takes, its periods capped at the run's length."""
+        if self.steps < 1:
+            raise ConfigError(f"steps={self.steps}: a run needs at least 1 optimizer step (--steps)")
+        cfg = TrainConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainConfig)})
+        return dataclasses.replace(cfg, eval_every=min(cfg.eval_every, cfg.steps),
+                                   checkpoint_every=min(cfg.checkpoint_every, cfg.steps))
 
 
-def load_documents(args) -> tuple[list, list]:
+@dataclass
+class CorpusConfig(RecipeConfig):
+    """A recipe that pre-trains on documents of sentences."""
+    corpus: Optional[str] = None    # a UTF-8 text file: documents separated by blank lines, one sentence
+                                    # per line (default: the synthetic corpus)
+    docs: int = 400                 # synthetic documents to generate
+
+
+def load_documents(cfg: CorpusConfig) -> tuple[list, list]:
     """(train documents, held-out documents), each a list of documents of sentence strings."""
-    rng = np.random.default_rng([args.seed, 12345])
-    if getattr(args, "corpus", None):
-        docs = read_corpus(args.corpus)
+    rng = np.random.default_rng([cfg.seed, 12345])
+    if cfg.corpus:
+        docs = read_corpus(cfg.corpus)
     else:
-        docs = synthetic_corpus(args.docs, rng=rng)
+        docs = synthetic_corpus(cfg.docs, rng=rng)
     if len(docs) < 4:
-        from autograd.errors import MiniLMError
         raise MiniLMError(f"the corpus has {len(docs)} document(s); at least 4 are needed (2 held out: "
                           f"next-sentence pairs draw B from another document)")
     return train_val_split(docs, val_fraction=max(0.1, 2 / len(docs)), rng=rng)

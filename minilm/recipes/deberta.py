@@ -8,54 +8,58 @@ sentences for --bert-steps steps (0 = skip that comparison).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Optional
+
 import numpy as np
 
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
-
-TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
+from minilm.recipes.common import CorpusConfig, load_documents, texts
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--max-seq-length", type=int, default=32, help="tokens per sentence, the rest cut (default 32)")
-    p.add_argument("--n-layer", type=int, default=2, help="encoder layers (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--max-relative-positions", type=int, default=8,
-                   help="k: relative distances beyond ±k share one embedding (default 8)")
-    p.add_argument("--share-att-key", action="store_true",
-                   help="project the relative embeddings with the content W_q, W_k (DeBERTa-v2)")
-    p.add_argument("--batch-size", type=int, default=32, help="sentences per step (default 32)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--bert-steps", type=int, default=None,
-                   help="steps of the same-size BERT (MLM only) it is compared with (default: --steps; 0 = none)")
+@dataclass
+class DebertaRecipeConfig(CorpusConfig):
+    """``minilm train deberta``: one option per field."""
+    max_seq_length: int = 32              # tokens per sentence, the rest cut
+    n_layer: int = 2                      # encoder layers
+    n_head: int = 4                       # attention heads
+    n_embd: int = 64                      # model width
+    max_relative_positions: int = 8       # k: relative distances beyond ±k share one embedding
+    share_att_key: bool = False           # project the relative embeddings with the content W_q, W_k (DeBERTa-v2)
+    batch_size: int = 32                  # sentences per step
+    vocab_size: int = 400                 # WordPiece vocabulary size
+    bert_steps: Optional[int] = None      # steps of the same-size BERT (MLM only) it is compared with
+                                          # (default: --steps; 0 = none)
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
+    lr: float = 2e-3
+    warmup: int = 60
 
 
 class DebertaRecipe:
     family = "deberta"
 
-    def __init__(self, args):
+    def __init__(self, cfg: DebertaRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import pad_batch
         from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
         from minilm.tokenizers import WordPieceTokenizer
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), args.vocab_size)
+        train_docs, val_docs = load_documents(cfg)
+        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
 
         def rows(docs):
             seqs = [tok.encode(s, add_special_tokens=True) for s in texts(docs)]
-            return pad_batch(seqs, tok.pad_id, min(max(len(s) for s in seqs), args.max_seq_length), truncate=True)
+            return pad_batch(seqs, tok.pad_id, min(max(len(s) for s in seqs), cfg.max_seq_length), truncate=True)
 
         self.train_ids, self.train_mask = rows(train_docs)
         self.val_ids, self.val_mask = rows(val_docs)
         self.special = [tok.pad_id, tok.cls_id, tok.sep_id]
         # one fixed mask of the held-out sentences, so evaluations are comparable across steps
-        self.val_inputs, self.val_labels = self._mask(self.val_ids, np.random.default_rng([args.seed, 99]))
-        self.batch_size, self.args = args.batch_size, args
+        self.val_inputs, self.val_labels = self._mask(self.val_ids, np.random.default_rng([cfg.seed, 99]))
+        self.batch_size, self.cfg = cfg.batch_size, cfg
         self.model_config = DebertaConfig(vocab_size=tok.vocab_size, max_position_embeddings=self.train_ids.shape[1],
-                                          max_relative_positions=args.max_relative_positions, n_layer=args.n_layer,
-                                          n_head=args.n_head, n_embd=args.n_embd, share_att_key=args.share_att_key)
-        self.model = DebertaForMaskedLM(self.model_config, rng=np.random.default_rng(args.seed))
+                                          max_relative_positions=cfg.max_relative_positions, n_layer=cfg.n_layer,
+                                          n_head=cfg.n_head, n_embd=cfg.n_embd, share_att_key=cfg.share_att_key)
+        self.model = DebertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=self.special)
 
     def _mask(self, ids, rng):
@@ -96,9 +100,10 @@ class DebertaRecipe:
     def _bert_accuracy(self, steps) -> float:
         """A BERT of the same size (absolute positions at the input, MLM only) on the same data."""
         from autograd import no_grad
-        from minilm.downstream.finetune import _train_loop
-        from minilm.models.bert import BertConfig, BertForPreTraining
-        a = self.args
+        from minilm.train import fit, short_run
+        from minilm.models.bert import BertConfig
+        from minilm.models.bert_heads import BertForPreTraining
+        a = self.cfg
         cfg = BertConfig(vocab_size=self.tokenizer.vocab_size, max_position_embeddings=self.train_ids.shape[1],
                          n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, dropout=0.0)
         bert = BertForPreTraining(cfg, rng=np.random.default_rng(a.seed))
@@ -106,8 +111,7 @@ class DebertaRecipe:
         def loss_fn(rng):
             b = self.batch(rng)
             return bert(b["input_ids"], None, b["attention_mask"], mlm_labels=b["labels"])["loss"]
-        _train_loop(bert, loss_fn, steps, a.lr or TRAIN_DEFAULTS["lr"], seed=[a.seed, 7], name="BERT (MLM only)",
-                    progress=False)
+        fit(bert, loss_fn, short_run(steps, a.lr, [a.seed, 7]), name="BERT (MLM only)")
         with no_grad():
             _, acc = self._accuracy(lambda x, m, y: (lambda o: (o["loss"], o["mlm_logits"]))(
                 bert(x, None, m, mlm_labels=y)))
@@ -115,25 +119,27 @@ class DebertaRecipe:
 
     def baselines(self):
         out = {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels)}
-        steps = self.args.bert_steps
-        if steps is None:
-            steps = getattr(self.args, "steps", None) or TRAIN_DEFAULTS["steps"]
+        steps = self.cfg.steps if self.cfg.bert_steps is None else self.cfg.bert_steps
         if steps > 0:
             out["bert_mlm_accuracy"] = self._bert_accuracy(steps)
             out["bert_steps"] = steps
         return out
 
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        lines = [f"DeBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} "
+                 f"steps, {s['parameters']:,} parameters",
+                 f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%}"]
+        if "bert_mlm_accuracy" in b:
+            lines.append(f"same-size BERT (MLM only, {b['bert_steps']} steps): {b['bert_mlm_accuracy']:.1%} "
+                         f"({100 * (m['mlm_accuracy'] - b['bert_mlm_accuracy']):+.1f} points for DeBERTa)")
+        return "\n".join(lines)
 
-def build(args):
-    return DebertaRecipe(args)
+
+CONFIG = DebertaRecipeConfig
+describe = DebertaRecipe.describe
 
 
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    lines = [f"DeBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} "
-             f"steps, {s['parameters']:,} parameters",
-             f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%}"]
-    if "bert_mlm_accuracy" in b:
-        lines.append(f"same-size BERT (MLM only, {b['bert_steps']} steps): {b['bert_mlm_accuracy']:.1%} "
-                     f"({100 * (m['mlm_accuracy'] - b['bert_mlm_accuracy']):+.1f} points for DeBERTa)")
-    return "\n".join(lines)
+def build(cfg: DebertaRecipeConfig) -> DebertaRecipe:
+    return DebertaRecipe(cfg)

@@ -12,43 +12,40 @@ accuracy with always predicting the most frequent token.
 """
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
+from typing import Literal, Optional
 
 import numpy as np
 
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
-from minilm.recipes.roberta import downstream_texts, finetune_sentiment  # noqa: F401  (re-exported)
+from minilm.models.electra import OBJECTIVES, ElectraConfig
+from minilm.recipes.common import CorpusConfig
+from minilm.recipes.roberta import corpus_and_tokenizer
 
-TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
-OBJECTIVES = ("electra", "electra15", "replace_mlm", "all_tokens_mlm")
-
-
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--objective", choices=OBJECTIVES, default="electra",
-                   help="ELECTRA or one of its ablations (paper §3.2, Table 5) (default electra)")
-    p.add_argument("--generator-fraction", type=float, default=0.25,
-                   help="generator width as a fraction of the discriminator's (default 0.25; at least 8 units)")
-    p.add_argument("--generator-layers", type=float, default=1.0,
-                   help="generator depth as a fraction of the discriminator's (default 1.0)")
-    p.add_argument("--disc-weight", type=float, default=50.0, help="λ, the discriminator loss weight (default 50)")
-    p.add_argument("--mask-prob", type=float, default=0.15, help="share of tokens masked (default 0.15)")
-    p.add_argument("--max-seq-length", type=int, default=64, help="tokens per block, [CLS] and [SEP] included (default 64)")
-    p.add_argument("--n-layer", type=int, default=2, help="discriminator layers (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="discriminator attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="discriminator width H (default 64)")
-    p.add_argument("--embedding-size", type=int, default=None, help="shared embedding width E (default: H)")
-    p.add_argument("--batch-size", type=int, default=32, help="blocks per step (default 32)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+MODEL = ElectraConfig  # the model's defaults, written once (minilm/models/electra.py)
 
 
-def default_args(**overrides) -> argparse.Namespace:
-    """The command line's defaults as a Namespace (``seed=0``) with ``overrides`` (underscored
-    names, e.g. ``objective="electra15", generator_fraction=0.5``), for experiments."""
-    import sys
-    from minilm.recipes import recipe_args
-    return recipe_args(sys.modules[__name__], **overrides)
+@dataclass
+class ElectraRecipeConfig(CorpusConfig):
+    """``minilm train electra``: one option per field."""
+    objective: Literal[OBJECTIVES] = MODEL.objective             # ELECTRA or one of its ablations (§3.2, Table 5)
+    generator_fraction: float = MODEL.generator_hidden_fraction  # generator width as a fraction of the
+                                                                 # discriminator's, at least 8 units
+    generator_layers: float = MODEL.generator_layers_fraction    # generator depth as a fraction of the
+                                                                 # discriminator's
+    disc_weight: float = MODEL.disc_weight                       # λ, the discriminator loss weight
+    mask_prob: float = MODEL.mask_prob                           # share of tokens masked
+    max_seq_length: int = 64                                     # tokens per block, [CLS] and [SEP] included
+    n_layer: int = MODEL.n_layer                                 # discriminator layers
+    n_head: int = MODEL.n_head                                   # discriminator attention heads
+    n_embd: int = MODEL.n_embd                                   # discriminator width H
+    embedding_size: Optional[int] = MODEL.embedding_size         # shared embedding width E (default: H)
+    batch_size: int = 32                                         # blocks per step
+    vocab_size: int = 400                                        # WordPiece vocabulary size
+    dropout: float = 0.0                                         # dropout probability
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
+    lr: float = 2e-3
+    warmup: int = 60
 
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -67,29 +64,28 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
 class ElectraRecipe:
     family = "electra"
 
-    def __init__(self, args):
+    def __init__(self, cfg: ElectraRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken
         from minilm.data import encode_documents, pack_sentences
         from minilm.models.electra import Electra, ElectraConfig
         from minilm.tokenizers import WordPieceTokenizer
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs) + downstream_texts(args.seed),
-                                                        args.vocab_size)
+        train_docs, val_docs, tok = corpus_and_tokenizer(cfg, WordPieceTokenizer)
+        self.tokenizer = tok
 
         def blocks(docs):  # [CLS] whole sentences (FULL-SENTENCES, [SEP] between documents) [SEP]
-            packed = pack_sentences(encode_documents(docs, tok.encode), args.max_seq_length - 2,
+            packed = pack_sentences(encode_documents(docs, tok.encode), cfg.max_seq_length - 2,
                                     mode="full", sep_id=tok.sep_id)
             return [np.array([tok.cls_id, *b, tok.sep_id], dtype=np.int64) for b in packed]
 
         self.train_blocks, self.val_blocks = blocks(train_docs), blocks(val_docs)[:128]
-        self.seed, self.batch_size = args.seed, args.batch_size
+        self.seed, self.batch_size = cfg.seed, cfg.batch_size
         self.model_config = ElectraConfig(
-            vocab_size=tok.vocab_size, max_position_embeddings=args.max_seq_length, n_layer=args.n_layer,
-            n_head=args.n_head, n_embd=args.n_embd, embedding_size=args.embedding_size, dropout=args.dropout,
-            generator_hidden_fraction=args.generator_fraction, generator_layers_fraction=args.generator_layers,
-            objective=args.objective, mask_prob=args.mask_prob, disc_weight=args.disc_weight,
+            vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length, n_layer=cfg.n_layer,
+            n_head=cfg.n_head, n_embd=cfg.n_embd, embedding_size=cfg.embedding_size, dropout=cfg.dropout,
+            generator_hidden_fraction=cfg.generator_fraction, generator_layers_fraction=cfg.generator_layers,
+            objective=cfg.objective, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
             pad_id=tok.pad_id, mask_id=tok.mask_id, special_ids=(tok.cls_id, tok.sep_id))
-        self.model = Electra(self.model_config, rng=np.random.default_rng(args.seed))
+        self.model = Electra(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
         self._baselines: dict = {}
 
@@ -152,21 +148,26 @@ class ElectraRecipe:
     def baselines(self):
         return dict(self._baselines)
 
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        head = (f"ELECTRA: held-out loss {s['initial_loss']:.3f} -> "
+                f"{s['final_loss']:.3f} (generator MLM {m['mlm_loss']:.3f}, main network {m['disc_loss']:.4f}) after "
+                f"{s['steps']} steps, {s['parameters']:,} parameters\n")
+        if "disc_accuracy" in m:
+            head += (f"discriminator accuracy {m['disc_accuracy']:.1%} vs always-original "
+                     f"{b['always_original_accuracy']:.1%}; replaced tokens: F1 {m['replaced_f1']:.2f} (precision "
+                     f"{m['replaced_precision']:.2f}, recall {m['replaced_recall']:.2f}), AUC {m['disc_auc']:.3f} "
+                     f"({m['disc_auc_masked']:.3f} on the masked positions)\n")
+        if "main_mlm_accuracy" in m:
+            head += f"main network MLM accuracy {m['main_mlm_accuracy']:.1%} on its predicted positions\n"
+        return head + (f"generator MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token "
+                       f"{b['most_frequent_token_accuracy']:.1%}")
 
-def build(args):
-    return ElectraRecipe(args)
+
+CONFIG = ElectraRecipeConfig
+describe = ElectraRecipe.describe
 
 
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    head = (f"ELECTRA: held-out loss {s['initial_loss']:.3f} -> "
-            f"{s['final_loss']:.3f} (generator MLM {m['mlm_loss']:.3f}, main network {m['disc_loss']:.4f}) after "
-            f"{s['steps']} steps, {s['parameters']:,} parameters\n")
-    if "disc_accuracy" in m:
-        head += (f"discriminator accuracy {m['disc_accuracy']:.1%} vs always-original {b['always_original_accuracy']:.1%}; "
-                 f"replaced tokens: F1 {m['replaced_f1']:.2f} (precision {m['replaced_precision']:.2f}, recall "
-                 f"{m['replaced_recall']:.2f}), AUC {m['disc_auc']:.3f} ({m['disc_auc_masked']:.3f} on the masked positions)\n")
-    if "main_mlm_accuracy" in m:
-        head += f"main network MLM accuracy {m['main_mlm_accuracy']:.1%} on its predicted positions\n"
-    return head + (f"generator MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token "
-                   f"{b['most_frequent_token_accuracy']:.1%}")
+def build(cfg: ElectraRecipeConfig) -> ElectraRecipe:
+    return ElectraRecipe(cfg)

@@ -7,45 +7,48 @@ context.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 import autograd.functional as F
 from autograd import Tensor, cat, tasks
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts, stream
+from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
 
 causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")  # Task 4.1: solutions/task04_gpt/loss.py
 
-TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
 
-
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--block-size", type=int, default=48, help="context length in tokens (default 48)")
-    p.add_argument("--n-layer", type=int, default=2, help="Transformer blocks (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=16, help="windows per step (default 16)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+@dataclass
+class GPTRecipeConfig(CorpusConfig):
+    """``minilm train gpt``: one option per field."""
+    block_size: int = 48            # context length in tokens
+    n_layer: int = 2                # Transformer blocks
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # model width
+    batch_size: int = 16            # windows per step
+    vocab_size: int = 400           # WordPiece vocabulary size
+    dropout: float = 0.0            # dropout probability
+    # the schedule: TrainConfig's fields (their help is written there), this recipe's values
+    steps: int = 600
 
 
 class GPTRecipe:
     family = "gpt"
 
-    def __init__(self, args):
+    def __init__(self, cfg: GPTRecipeConfig):
         from minilm.downstream.baselines import NGramLM
         from minilm.data import lm_blocks
         from minilm.models.gpt import GPT, GPTConfig
         from minilm.tokenizers import WordPieceTokenizer
-        train_docs, val_docs = load_documents(args)
-        self.tokenizer = WordPieceTokenizer.train(texts(train_docs), args.vocab_size)
+        train_docs, val_docs = load_documents(cfg)
+        self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         self.train_ids = stream(train_docs, self.tokenizer)
-        self.val_x, self.val_y = lm_blocks(stream(val_docs, self.tokenizer), args.block_size)
-        self.block_size, self.batch_size = args.block_size, args.batch_size
-        self.model_config = GPTConfig(vocab_size=self.tokenizer.vocab_size, block_size=args.block_size,
-                                      n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
-                                      dropout=args.dropout)
-        self.model = GPT(self.model_config, rng=np.random.default_rng(args.seed))
+        self.val_x, self.val_y = lm_blocks(stream(val_docs, self.tokenizer), cfg.block_size)
+        self.block_size, self.batch_size = cfg.block_size, cfg.batch_size
+        self.model_config = GPTConfig(vocab_size=self.tokenizer.vocab_size, block_size=cfg.block_size,
+                                      n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
+                                      dropout=cfg.dropout)
+        self.model = GPT(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.bigram = NGramLM(order=2).fit(self.train_ids, self.tokenizer.vocab_size)
 
     def batch(self, rng):
@@ -80,15 +83,19 @@ class GPTRecipe:
         return {"bigram_loss": self.bigram.loss(self.val_x, self.val_y),
                 "unigram_loss": unigram.loss(self.val_x, self.val_y)}
 
+    @staticmethod
+    def describe(s) -> str:
+        b = s["baselines"]
+        verdict = "beats" if s["final_loss"] < b["bigram_loss"] else "does NOT beat"
+        return (f"GPT: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/token "
+                f"(perplexity {np.exp(s['final_loss']):.1f}) after {s['steps']} steps, {s['parameters']:,} "
+                f"parameters\nbaselines on the same held-out tokens: bigram {b['bigram_loss']:.3f}, unigram "
+                f"{b['unigram_loss']:.3f} -> the Transformer {verdict} the bigram model")
 
-def build(args):
-    return GPTRecipe(args)
+
+CONFIG = GPTRecipeConfig
+describe = GPTRecipe.describe
 
 
-def describe(s) -> str:
-    b = s["baselines"]
-    verdict = "beats" if s["final_loss"] < b["bigram_loss"] else "does NOT beat"
-    return (f"GPT: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/token "
-            f"(perplexity {np.exp(s['final_loss']):.1f}) after {s['steps']} steps, {s['parameters']:,} parameters\n"
-            f"baselines on the same held-out tokens: bigram {b['bigram_loss']:.3f}, unigram {b['unigram_loss']:.3f}"
-            f" -> the Transformer {verdict} the bigram model")
+def build(cfg: GPTRecipeConfig) -> GPTRecipe:
+    return GPTRecipe(cfg)

@@ -13,41 +13,48 @@ inputs of 3–10 letters) our runs gave exact match ≈ 0.56 (prefix LM) and ≈
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import numpy as np
 
-from minilm.recipes.t5 import TASK_CHOICES, TaskData, exact_match, task_tokenizer, token_stats
+from minilm.recipes.common import RecipeConfig
+from minilm.recipes.seq2seq import exact_match, token_stats
+from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
 
-TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
 
-
-def add_arguments(p):
-    p.add_argument("--arch", choices=("prefixlm", "causal"), default="prefixlm",
-                   help="prefixlm: the input is fully visible; causal: a plain left-to-right LM (default prefixlm)")
-    p.add_argument("--task", choices=TASK_CHOICES, default="reverse", help="the toy task (default reverse)")
-    p.add_argument("--min-len", type=int, default=3, help="shortest input in letters (default 3)")
-    p.add_argument("--max-len", type=int, default=10, help="longest input in letters (default 10)")
-    p.add_argument("--n-layer", type=int, default=4, help="Transformer blocks (default 4: as deep as T5's 2 + 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="pairs per step (default 32)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+@dataclass
+class PrefixLMRecipeConfig(RecipeConfig):
+    """``minilm train prefixlm``: one option per field."""
+    arch: Literal["prefixlm", "causal"] = "prefixlm"   # prefixlm: the input is fully visible; causal: a plain
+                                                       # left-to-right LM
+    task: Literal[TASK_CHOICES] = "reverse"            # the toy task
+    min_len: int = 3                                   # shortest input in letters
+    max_len: int = 10                                  # longest input in letters
+    n_layer: int = 4                                   # Transformer blocks (as deep as T5's 2 + 2)
+    n_head: int = 4                                    # attention heads
+    n_embd: int = 64                                   # model width
+    batch_size: int = 32                               # pairs per step
+    dropout: float = 0.0                               # dropout probability
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
 
 
 class PrefixLMRecipe:
     family = "prefixlm"
 
-    def __init__(self, args):
+    def __init__(self, cfg: PrefixLMRecipeConfig):
         from minilm.models.prefixlm import PrefixLM, PrefixLMConfig
-        self.args, self.batch_size = args, args.batch_size
+        self.cfg, self.batch_size = cfg, cfg.batch_size
         tok = self.tokenizer = task_tokenizer()
         self.eos_id = tok.sep_id
-        self.data = TaskData(args.task, tok, eos_id=self.eos_id, seed=args.seed, min_len=args.min_len,
-                             max_len=args.max_len)
+        self.data = TaskData(cfg.task, tok, eos_id=self.eos_id, seed=cfg.seed, min_len=cfg.min_len,
+                             max_len=cfg.max_len)
         longest = max(len(s) + len(t) for s, t in self.data.val) + 8
-        self.model_config = PrefixLMConfig(vocab_size=tok.vocab_size, block_size=longest, n_layer=args.n_layer,
-                                           n_head=args.n_head, n_embd=args.n_embd, dropout=args.dropout,
-                                           arch=args.arch, pad_id=tok.pad_id)
-        self.model = PrefixLM(self.model_config, rng=np.random.default_rng(args.seed))
+        self.model_config = PrefixLMConfig(vocab_size=tok.vocab_size, block_size=longest, n_layer=cfg.n_layer,
+                                           n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
+                                           arch=cfg.arch, pad_id=tok.pad_id)
+        self.model = PrefixLM(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     def _arrays(self, pairs):
         """ids (B, T) = [source ; target ; pad], prefix lengths, attention mask, target-only labels."""
@@ -80,14 +87,18 @@ class PrefixLMRecipe:
     def baselines(self):
         return self.data.baselines(self.tokenizer.vocab_size)
 
+    @staticmethod
+    def describe(s) -> str:
+        b, m = s["baselines"], s["metrics"]
+        return (f"decoder-only LM (--arch as chosen): held-out loss {s['initial_loss']:.3f} -> "
+                f"{s['final_loss']:.3f} nats/target token after {s['steps']} steps, {s['parameters']:,} parameters\n"
+                f"exact match (greedy decoding) {m['exact_match']:.1%}, token accuracy {m['token_accuracy']:.1%}; "
+                f"baselines: copying the input {b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")
 
-def build(args):
-    return PrefixLMRecipe(args)
+
+CONFIG = PrefixLMRecipeConfig
+describe = PrefixLMRecipe.describe
 
 
-def describe(s) -> str:
-    b, m = s["baselines"], s["metrics"]
-    return (f"decoder-only LM (--arch as chosen): held-out loss {s['initial_loss']:.3f} -> "
-            f"{s['final_loss']:.3f} nats/target token after {s['steps']} steps, {s['parameters']:,} parameters\n"
-            f"exact match (greedy decoding) {m['exact_match']:.1%}, token accuracy {m['token_accuracy']:.1%}; "
-            f"baselines: copying the input {b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")
+def build(cfg: PrefixLMRecipeConfig) -> PrefixLMRecipe:
+    return PrefixLMRecipe(cfg)

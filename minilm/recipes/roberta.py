@@ -14,45 +14,37 @@ MLM loss with a unigram model.
 """
 from __future__ import annotations
 
-import argparse
 import functools
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 import autograd.functional as F
-from autograd import nn
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
-
-TRAIN_DEFAULTS = {"steps": 600, "lr": 2e-3, "warmup": 60, "eval_every": 100, "checkpoint_every": 100}
+from minilm.recipes.common import CorpusConfig, load_documents, texts
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--tokens-per-sample", type=int, default=64,
-                   help="tokens per block, <s> included (default 64; RoBERTa: 512)")
-    p.add_argument("--packing", choices=("full", "doc"), default="full",
-                   help="FULL-SENTENCES (blocks cross documents) or DOC-SENTENCES (default full)")
-    p.add_argument("--masking", choices=("dynamic", "static"), default="dynamic",
-                   help="a new mask every epoch (RoBERTa) or --static-copies fixed masks (BERT) (default dynamic)")
-    p.add_argument("--static-copies", type=int, default=10, help="masks per sequence with --masking static (default 10)")
-    p.add_argument("--mask-prob", type=float, default=0.15, help="share of tokens masked (default 0.15)")
-    p.add_argument("--n-layer", type=int, default=2, help="encoder layers (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="blocks per step (default 32)")
-    p.add_argument("--vocab-size", type=int, default=600,
-                   help="byte-level BPE vocabulary: 5 specials + 256 bytes + merges (default 600)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
-    p.add_argument("--whole-word-mask", action="store_true",
-                   help="mask whole words: the tokens after a \"Ġ\" token go with it (fairseq's --mask-whole-words)")
-
-
-def default_args(**overrides) -> argparse.Namespace:
-    """The command line's defaults as a Namespace (``seed=0``), with ``overrides`` (underscored
-    names, e.g. ``masking="static"``): what ``build`` takes, for experiments."""
-    import sys
-    from minilm.recipes import recipe_args
-    return recipe_args(sys.modules[__name__], **overrides)
+@dataclass
+class RobertaRecipeConfig(CorpusConfig):
+    """``minilm train roberta``: one option per field."""
+    tokens_per_sample: int = 64                        # tokens per block, <s> included (RoBERTa: 512)
+    packing: Literal["full", "doc"] = "full"           # FULL-SENTENCES (blocks cross documents) or DOC-SENTENCES
+    masking: Literal["dynamic", "static"] = "dynamic"  # a new mask every epoch (RoBERTa) or --static-copies
+                                                       # fixed masks (BERT)
+    static_copies: int = 10                            # masks per sequence with --masking static
+    mask_prob: float = 0.15                            # share of tokens masked
+    n_layer: int = 2                                   # encoder layers
+    n_head: int = 4                                    # attention heads
+    n_embd: int = 64                                   # model width
+    batch_size: int = 32                               # blocks per step
+    vocab_size: int = 600                              # byte-level BPE vocabulary: 5 specials + 256 bytes + merges
+    dropout: float = 0.0                               # dropout probability
+    whole_word_mask: bool = False                      # mask whole words: the tokens after a "Ġ" token go with it
+                                                       # (fairseq's --mask-whole-words)
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
+    lr: float = 2e-3
+    warmup: int = 60
 
 
 def downstream_texts(seed: int, n: int = 1000) -> list[str]:
@@ -60,6 +52,14 @@ def downstream_texts(seed: int, n: int = 1000) -> list[str]:
     so that the fine-tuning words have tokens of their own, as ``minilm.downstream.finetune`` does."""
     from minilm.data import sentiment_dataset
     return [e.text for e in sentiment_dataset(n, rng=np.random.default_rng([seed, 31]))]
+
+
+def corpus_and_tokenizer(cfg, tokenizer_cls):
+    """``(train documents, held-out documents, tokenizer)``: the documents of ``cfg`` (its corpus
+    options) and a ``tokenizer_cls`` of ``cfg.vocab_size`` trained on the training documents plus
+    ``downstream_texts(cfg.seed)`` — what the RoBERTa and ELECTRA recipes pre-train with."""
+    train_docs, val_docs = load_documents(cfg)
+    return train_docs, val_docs, tokenizer_cls.train(texts(train_docs) + downstream_texts(cfg.seed), cfg.vocab_size)
 
 
 def word_start_blocks(docs, tokenizer, tokens_per_sample: int, mode: str = "full"):
@@ -103,59 +103,58 @@ def step_of(rng, fallback: int) -> int:
 class RobertaRecipe:
     family = "roberta"
 
-    def __init__(self, args):
+    def __init__(self, cfg: RobertaRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.corruption import MaskedDataset, roberta_mask
         from minilm.data import encode_documents, roberta_blocks
         from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
         from minilm.tokenizers import ByteLevelBPETokenizer
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = ByteLevelBPETokenizer.train(texts(train_docs) + downstream_texts(args.seed),
-                                                           args.vocab_size)
+        train_docs, val_docs, tok = corpus_and_tokenizer(cfg, ByteLevelBPETokenizer)
+        self.tokenizer = tok
         V = tok.vocab_size
 
         def blocks(docs):
             ids = encode_documents(docs, tok.encode)
             return [np.asarray(b, dtype=np.int64) for b in roberta_blocks(
-                ids, args.tokens_per_sample, bos_id=tok.bos_id, sep_id=tok.eos_id, mode=args.packing)]
+                ids, cfg.tokens_per_sample, bos_id=tok.bos_id, sep_id=tok.eos_id, mode=cfg.packing)]
 
         self.masker = functools.partial(roberta_mask, mask_id=tok.mask_id, vocab_size=V,
-                                        nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id, prob=args.mask_prob)
-        self.whole_word = getattr(args, "whole_word_mask", False)
+                                        nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id, prob=cfg.mask_prob)
+        self.whole_word = cfg.whole_word_mask
         if self.whole_word:
             self.train_blocks, self.train_word_starts, sequences, masker = self._whole_word_data(
-                train_docs, args, V)
-            _, _, val_sequences, val_masker = self._whole_word_data(val_docs, args, V)
+                train_docs, cfg, V)
+            _, _, val_sequences, val_masker = self._whole_word_data(val_docs, cfg, V)
             val_sequences = val_sequences[:128]
         else:
             self.train_blocks, val_blocks = blocks(train_docs), blocks(val_docs)[:128]
             sequences, masker, val_sequences, val_masker = self.train_blocks, self.masker, val_blocks, self.masker
-        self.data = MaskedDataset(sequences, masker, seed=args.seed,
-                                  dynamic=args.masking == "dynamic", static_copies=args.static_copies)
+        self.data = MaskedDataset(sequences, masker, seed=cfg.seed,
+                                  dynamic=cfg.masking == "dynamic", static_copies=cfg.static_copies)
         # the held-out blocks get one fixed mask each, so that evaluations are comparable
-        self.val = self._arrays([val_masker(b, rng=np.random.default_rng([args.seed, 99, i]))
+        self.val = self._arrays([val_masker(b, rng=np.random.default_rng([cfg.seed, 99, i]))
                                  for i, b in enumerate(val_sequences)])
-        self.seed, self.batch_size, self._draws = args.seed, args.batch_size, 0
-        self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=args.tokens_per_sample,
-                                          n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
-                                          dropout=args.dropout)
-        self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(args.seed))
+        self.seed, self.batch_size, self._draws = cfg.seed, cfg.batch_size, 0
+        self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=cfg.tokens_per_sample,
+                                          n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
+                                          dropout=cfg.dropout)
+        self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
         self.unigram = NGramLM(order=1).fit(self.train_blocks, V)
 
-    def _whole_word_data(self, docs, args, V):
+    def _whole_word_data(self, docs, cfg, V):
         """--whole-word-mask: (blocks, word starts, sequences, masker) for MaskedDataset. Its sequences
         are the blocks' token *indices* (``word_start_blocks``), so the masker can look up both the
         ids and the word starts of what it is given."""
         from minilm.corruption import roberta_whole_word_mask
         tok = self.tokenizer
-        positions, flat_ids, flat_starts = word_start_blocks(docs, tok, args.tokens_per_sample, args.packing)
+        positions, flat_ids, flat_starts = word_start_blocks(docs, tok, cfg.tokens_per_sample, cfg.packing)
         block_ids, starts = [flat_ids[p] for p in positions], [flat_starts[p] for p in positions]
 
         def masker(index_block, *, rng):
             return roberta_whole_word_mask(flat_ids[index_block], flat_starts[index_block], mask_id=tok.mask_id,
                                            vocab_size=V, nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id,
-                                           prob=args.mask_prob, rng=rng)
+                                           prob=cfg.mask_prob, rng=rng)
         return block_ids, starts, positions, masker
 
     def _arrays(self, masked_pairs):
@@ -205,67 +204,18 @@ class RobertaRecipe:
         return {"most_frequent_token_accuracy": self.most_frequent.accuracy(labels),
                 "unigram_loss": self.unigram.loss(labels, labels)}
 
-
-def build(args):
-    return RobertaRecipe(args)
-
-
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    return (f"RoBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} steps, "
-            f"{s['parameters']:,} parameters (unigram model: {b['unigram_loss']:.3f})\n"
-            f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
-            f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        return (f"RoBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} "
+                f"steps, {s['parameters']:,} parameters (unigram model: {b['unigram_loss']:.3f})\n"
+                f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
+                f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
 
 
-# ---- fine-tuning a pre-trained encoder on the sentiment task ---------------------------------------
-
-class EncoderClassifier(nn.Module):
-    """A pre-trained encoder (any model with ``encode(ids, attention_mask) -> (B, T, C)``: RoBERTa,
-    ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``). It has the
-    call signature of ``BertForSequenceClassification``, so ``minilm.downstream.finetune``'s loop trains it."""
-
-    pool = "cls"
-
-    def __init__(self, encoder_model, hidden_size: int, num_labels: int = 2, *, rng):
-        super().__init__()
-        self.encoder_model = encoder_model
-        self.classifier = nn.Linear(hidden_size, num_labels, rng=rng, init_std=0.02)
-
-    def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
-        from minilm.models.bert_heads import classify_logits
-        h = self.encoder_model.encode(input_ids, attention_mask)                             # (B, T, C)
-        logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
-        return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
+CONFIG = RobertaRecipeConfig
+describe = RobertaRecipe.describe
 
 
-def finetune_sentiment(model, tokenizer, *, steps: int = 200, n_train: int = 2000, n_test: int = 1000,
-                       batch_size: int = 32, lr: float = 1e-3, seed: int = 0, progress: bool = False) -> dict:
-    """Fine-tune a *copy* of ``model``'s encoder (``model`` is left as it is) with a new layer on
-    h[CLS] on the sentiment-with-negation task; returns test ``accuracy``, ``negation_accuracy``,
-    ``plain_accuracy`` and the bag-of-words baseline's (``bow_accuracy``, ``bow_negation_accuracy``).
-
-    ``model`` is a ``RobertaForMaskedLM``, an ``Electra`` or any model built as
-    ``Cls(config, *, rng)`` with an ``encode`` method; ``tokenizer`` the one it was trained with."""
-    from minilm.downstream.baselines import BagOfWordsClassifier
-    from minilm.data import sentiment_dataset
-    from minilm.downstream.finetune import classification_accuracy, encode_texts, finetune_classifier
-    clone = type(model)(model.config, rng=np.random.default_rng(0))
-    clone.load_state_dict(model.state_dict())
-    clf = EncoderClassifier(clone, model.config.n_embd, 2, rng=np.random.default_rng([seed, 4]))
-    data_rng = np.random.default_rng([seed, 1])
-    train, test = sentiment_dataset(n_train, rng=data_rng), sentiment_dataset(n_test, rng=data_rng)
-    y_train, y_test = np.array([e.label for e in train]), np.array([e.label for e in test])
-    negated = np.array([e.negated for e in test])
-    max_len = model.config.max_position_embeddings
-    ids_train, mask_train = encode_texts(tokenizer, [e.text for e in train], max_len)
-    ids_test, mask_test = encode_texts(tokenizer, [e.text for e in test], max_len)
-    finetune_classifier(clf, ids_train, mask_train, y_train, steps=steps, batch_size=batch_size, lr=lr,
-                        seed=[seed, 5], progress=progress)
-    correct = classification_accuracy(clf, ids_test, mask_test, y_test)
-    bow = BagOfWordsClassifier().fit([e.text for e in train], y_train)
-    bow_correct = bow.predict([e.text for e in test]) == y_test
-    return {"accuracy": float(correct.mean()), "negation_accuracy": float(correct[negated].mean()),
-            "plain_accuracy": float(correct[~negated].mean()), "bow_accuracy": float(bow_correct.mean()),
-            "bow_negation_accuracy": float(bow_correct[negated].mean()), "steps": steps, "n_train": n_train,
-            "n_test": n_test}
+def build(cfg: RobertaRecipeConfig) -> RobertaRecipe:
+    return RobertaRecipe(cfg)

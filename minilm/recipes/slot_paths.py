@@ -197,6 +197,7 @@ PATHS = {
         "task09_seq2seq.noising: insert_tokens poisson_span_lengths sentence_permutation whole_word_mask",
     ),
     "prefixlm": ENGINE | _slots(
+        "task04_gpt.decoding: greedy",
         "task02_kernels.gelu: gelu_forward",
         "task03_transformer.attention: scaled_dot_product_attention",
         "task03_transformer.blocks: pre_ln_forward",
@@ -205,6 +206,7 @@ PATHS = {
         "task09_seq2seq.architectures: lm_labels prefix_lm_mask",
     ),
     "prefixlm:causal": ENGINE | _slots(
+        "task04_gpt.decoding: greedy",
         "task02_kernels.gelu: gelu_forward",
         "task03_transformer.attention: scaled_dot_product_attention",
         "task03_transformer.blocks: pre_ln_forward",
@@ -267,7 +269,7 @@ EXPERIMENTS = {
     "generator-size": (("electra",), (), ()),
     "masking": (("roberta", "roberta:static"), (), ()),
     "new-york": (("xlnet", "bert"), (), ()),
-    "architectures": (("t5", "prefixlm", "prefixlm:causal"), ("task04_gpt.decoding: greedy",),
+    "architectures": (("t5", "prefixlm", "prefixlm:causal"), (),
                       ("task09_seq2seq.span_corruption: random_spans_helper random_spans_noise_mask "
                        "span_corruption",)),
     "distillation": (("distill",), ("task01_autograd.elementwise: pow_backward",

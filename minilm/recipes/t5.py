@@ -16,35 +16,38 @@ model of the answers. --init CHECKPOINT fine-tunes a pre-trained T5 (its tokeniz
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal, Optional
+
 import numpy as np
 
-import autograd.functional as F
 from autograd.errors import ConfigError
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts
+from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.recipes.seq2seq import Seq2SeqRecipe
 
-TRAIN_DEFAULTS = {"steps": 600, "lr": 3e-3, "warmup": 50, "eval_every": 100, "checkpoint_every": 100}
 TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--task", choices=TASK_CHOICES, default=None,
-                   help="train on a prefixed seq2seq task instead of span corruption")
-    p.add_argument("--init", default=None, help="with --task: fine-tune the T5 of this checkpoint")
-    p.add_argument("--input-length", type=int, default=32,
-                   help="span corruption: encoder input tokens per example (default 32)")
-    p.add_argument("--noise-density", type=float, default=0.15, help="span corruption rate (default 0.15)")
-    p.add_argument("--mean-span-length", type=float, default=3.0, help="mean noise span length (default 3)")
-    p.add_argument("--n-sentinels", type=int, default=16, help="sentinel ids at the top of the vocabulary (default 16)")
-    p.add_argument("--min-len", type=int, default=3, help="--task: shortest input in letters (default 3)")
-    p.add_argument("--max-len", type=int, default=10, help="--task: longest input in letters (default 10)")
-    p.add_argument("--n-layer", type=int, default=2, help="encoder and decoder blocks each (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="examples per step (default 16 for span corruption, 32 with --task)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
+@dataclass
+class T5RecipeConfig(CorpusConfig):
+    """``minilm train t5``: one option per field."""
+    task: Optional[Literal[TASK_CHOICES]] = None   # train on a prefixed seq2seq task instead of span corruption
+    init: Optional[str] = None                     # with --task: fine-tune the T5 of this checkpoint
+    input_length: int = 32                         # span corruption: encoder input tokens per example
+    noise_density: float = 0.15                    # span corruption rate
+    mean_span_length: float = 3.0                  # mean noise span length
+    n_sentinels: int = 16                          # sentinel ids at the top of the vocabulary
+    min_len: int = 3                               # --task: shortest input in letters
+    max_len: int = 10                              # --task: longest input in letters
+    n_layer: int = 2                               # encoder and decoder blocks each
+    n_head: int = 4                                # attention heads
+    n_embd: int = 64                               # model width
+    batch_size: Optional[int] = None               # examples per step (default 16 for span corruption,
+                                                   # 32 with --task)
+    vocab_size: int = 400                          # WordPiece vocabulary size
+    dropout: float = 0.0                           # dropout probability
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 600
 
 
 # ---- shared with the prefix-LM recipe: the prefixed toy tasks as ids ----------------------------
@@ -89,47 +92,33 @@ class TaskData:
         return {"copy_exact_match": float(copy), "unigram_loss": unigram.loss(y, y)}
 
 
-def exact_match(predicted: list, targets: list) -> float:
-    """Share of rows whose prediction (up to and including EOS) equals the target exactly."""
-    return float(np.mean([list(p) == list(t) for p, t in zip(predicted, targets)]))
-
-
-def token_stats(logits, labels) -> tuple[float, float, int]:
-    """(summed CE, correct argmax count, number of counted positions) over labels != -100."""
-    labels = np.asarray(labels)
-    valid = labels != -100
-    ce = F.cross_entropy(logits, labels, reduction="sum").item()
-    correct = int(((logits.data.argmax(-1) == labels) & valid).sum())
-    return ce, correct, int(valid.sum())
-
-
 # ---- the recipe ---------------------------------------------------------------------------------
 
-class T5Recipe:
+class T5Recipe(Seq2SeqRecipe):
     family = "t5"
 
-    def __init__(self, args):
+    def __init__(self, cfg: T5RecipeConfig):
         from minilm.corruption import random_spans_helper, t5_sentinel_ids
         from minilm.models.t5 import T5, T5Config
-        self.args = args
-        self.batch_size = args.batch_size or (16 if args.task is None else 32)
-        if args.init is not None and args.task is None:
+        self.cfg = cfg
+        self.batch_size = cfg.batch_size or (16 if cfg.task is None else 32)
+        if cfg.init is not None and cfg.task is None:
             raise ConfigError("minilm train t5: --init fine-tunes on a --task; name the task")
-        if args.task is not None:
-            self._task_setup(args)
+        if cfg.task is not None:
+            self._task_setup(cfg)
             return
-        train_docs, val_docs = load_documents(args)
-        self.tokenizer = self._tokenizer_with_sentinels(texts(train_docs), args.vocab_size, args.n_sentinels)
+        train_docs, val_docs = load_documents(cfg)
+        self.tokenizer = self._tokenizer_with_sentinels(texts(train_docs), cfg.vocab_size, cfg.n_sentinels)
         V = self.tokenizer.vocab_size
-        self.sentinels = t5_sentinel_ids(V, args.n_sentinels)                   # [V-1, V-2, ...]
+        self.sentinels = t5_sentinel_ids(V, cfg.n_sentinels)                   # [V-1, V-2, ...]
         self.eos_id = self.tokenizer.sep_id
         self.raw_length, self.target_length = random_spans_helper(
-            args.input_length, args.noise_density, args.mean_span_length)
+            cfg.input_length, cfg.noise_density, cfg.mean_span_length)
         self.train_ids = self._stream(train_docs)
-        self.val = self._corrupt_windows(self._stream(val_docs), 128, np.random.default_rng([args.seed, 99]))
-        self.model_config = T5Config(vocab_size=V, n_embd=args.n_embd, n_head=args.n_head, n_layer=args.n_layer,
-                                     dropout=args.dropout, pad_id=self.tokenizer.pad_id, eos_id=self.eos_id)
-        self.model = T5(self.model_config, rng=np.random.default_rng(args.seed))
+        self.val = self._corrupt_windows(self._stream(val_docs), 128, np.random.default_rng([cfg.seed, 99]))
+        self.model_config = T5Config(vocab_size=V, n_embd=cfg.n_embd, n_head=cfg.n_head, n_layer=cfg.n_layer,
+                                     dropout=cfg.dropout, pad_id=self.tokenizer.pad_id, eos_id=self.eos_id)
+        self.model = T5(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     # span corruption ---------------------------------------------------------------------------
     @staticmethod
@@ -152,88 +141,69 @@ class T5Recipe:
                               f"{self.raw_length}; use a bigger corpus or a smaller --input-length")
         starts = rng.integers(0, len(stream) - self.raw_length, size=n)
         return [span_corruption(stream[s:s + self.raw_length], sentinel_ids=self.sentinels, eos_id=self.eos_id,
-                                rng=rng, noise_density=self.args.noise_density,
-                                mean_span_length=self.args.mean_span_length) for s in starts]
+                                rng=rng, noise_density=self.cfg.noise_density,
+                                mean_span_length=self.cfg.mean_span_length) for s in starts]
 
     # seq2seq tasks -----------------------------------------------------------------------------
-    def _task_setup(self, args):
+    def _task_setup(self, cfg):
         from minilm.models.t5 import T5, T5Config
-        if args.init is not None:
+        if cfg.init is not None:
             from minilm.checkpoint import load_model
-            self.model, self.tokenizer, _ = load_model(args.init)
+            self.model, self.tokenizer, _ = load_model(cfg.init)
             if not isinstance(self.model, T5):
-                raise ConfigError(f"minilm train t5 --init: {args.init} holds a {type(self.model).__name__}, not a T5")
+                raise ConfigError(f"minilm train t5 --init: {cfg.init} holds a {type(self.model).__name__}, not a T5")
             self.model.train()
             self.model_config = self.model.config
         else:
             self.tokenizer = task_tokenizer()
-            self.model_config = T5Config(vocab_size=self.tokenizer.vocab_size, n_embd=args.n_embd,
-                                         n_head=args.n_head, n_layer=args.n_layer, dropout=args.dropout,
+            self.model_config = T5Config(vocab_size=self.tokenizer.vocab_size, n_embd=cfg.n_embd,
+                                         n_head=cfg.n_head, n_layer=cfg.n_layer, dropout=cfg.dropout,
                                          pad_id=self.tokenizer.pad_id, eos_id=self.tokenizer.sep_id)
-            self.model = T5(self.model_config, rng=np.random.default_rng(args.seed))
+            self.model = T5(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.eos_id = self.model_config.eos_id
-        self.data = TaskData(args.task, self.tokenizer, eos_id=self.eos_id, seed=args.seed,
-                             min_len=args.min_len, max_len=args.max_len)
+        self.data = TaskData(cfg.task, self.tokenizer, eos_id=self.eos_id, seed=cfg.seed,
+                             min_len=cfg.min_len, max_len=cfg.max_len)
         self.val = self.data.val
 
-    # the recipe protocol -----------------------------------------------------------------------
-    def _arrays(self, pairs):
-        from minilm.data import pad_batch
-        src, src_mask = pad_batch([s for s, _ in pairs], self.tokenizer.pad_id)
-        labels, _ = pad_batch([t for _, t in pairs], -100)
-        return src, src_mask, labels
-
+    # the recipe protocol (the arrays and the loss: Seq2SeqRecipe) ------------------------------
     def batch(self, rng):
-        if self.args.task is not None:
+        if self.cfg.task is not None:
             return self._arrays(self.data.sample(self.batch_size, rng))
         return self._arrays(self._corrupt_windows(self.train_ids, self.batch_size, rng))
 
-    def loss(self, model, batch):
-        src, src_mask, labels = batch
-        out = model(src, attention_mask=src_mask, labels=labels)
-        return out["loss"], {"tokens": int(src_mask.sum() + (labels != -100).sum())}
-
     def evaluate(self, model):
-        total, correct, n = 0.0, 0, 0
-        for i in range(0, len(self.val), 64):
-            src, src_mask, labels = self._arrays(self.val[i:i + 64])
-            logits = model(src, attention_mask=src_mask, labels=labels)["logits"]
-            ce, ok, count = token_stats(logits, labels)
-            total, correct, n = total + ce, correct + ok, n + count
-        metrics = {"loss": total / n, "token_accuracy": correct / n}
-        if self.args.task is not None:
-            from minilm.models.seq2seq import strip_after_eos
-            predicted = []
-            for i in range(0, len(self.val), 100):
-                src, src_mask, _ = self._arrays(self.val[i:i + 100])
-                out = model.generate(src, self.data.max_target_len(), attention_mask=src_mask)
-                predicted += strip_after_eos(out, self.eos_id)
-            metrics["exact_match"] = exact_match(predicted, [t for _, t in self.val])
+        metrics = self.token_metrics(model, self.val)
+        if self.cfg.task is not None:
+            metrics["exact_match"] = self.greedy_exact_match(model, self.val, self.data.max_target_len(), self.eos_id)
         return metrics
 
     def baselines(self):
         from minilm.downstream.baselines import NGramLM
         V = self.tokenizer.vocab_size
-        if self.args.task is not None:
+        if self.cfg.task is not None:
             return self.data.baselines(V)
-        rng = np.random.default_rng([self.args.seed, 98])
+        rng = np.random.default_rng([self.cfg.seed, 98])
         train_targets = [t for _, t in self._corrupt_windows(self.train_ids, 1000, rng)]
         unigram = NGramLM(order=1).fit(train_targets, V)
         y = np.concatenate([t for _, t in self.val])
         return {"unigram_loss": unigram.loss(y, y)}
 
+    @staticmethod
+    def describe(s) -> str:
+        b, m = s["baselines"], s["metrics"]
+        head = (f"T5: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/target token after "
+                f"{s['steps']} steps, {s['parameters']:,} parameters; token accuracy {m['token_accuracy']:.1%}\n")
+        if "exact_match" in m:
+            return head + (f"exact match (greedy decoding) {m['exact_match']:.1%}; baselines: copying the input "
+                           f"{b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")
+        verdict = "beats" if s["final_loss"] < b["unigram_loss"] else "does NOT beat"
+        return head + (f"baseline: a unigram model of the targets {b['unigram_loss']:.3f} -> T5 {verdict} it "
+                       "(it reads the corrupted input to fill the spans)")
 
-def build(args):
-    return T5Recipe(args)
+
+CONFIG = T5RecipeConfig
+describe = T5Recipe.describe
 
 
-def describe(s) -> str:
-    b, m = s["baselines"], s["metrics"]
-    head = (f"T5: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats/target token after "
-            f"{s['steps']} steps, {s['parameters']:,} parameters; token accuracy {m['token_accuracy']:.1%}\n")
-    if "exact_match" in m:
-        return head + (f"exact match (greedy decoding) {m['exact_match']:.1%}; baselines: copying the input "
-                       f"{b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")
-    verdict = "beats" if s["final_loss"] < b["unigram_loss"] else "does NOT beat"
-    return head + (f"baseline: a unigram model of the targets {b['unigram_loss']:.3f} -> T5 {verdict} it "
-                   "(it reads the corrupted input to fill the spans)")
+def build(cfg: T5RecipeConfig) -> T5Recipe:
+    return T5Recipe(cfg)

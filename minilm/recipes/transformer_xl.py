@@ -13,24 +13,31 @@ accuracy of the same trained model with and without the memory, beside the chanc
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from minilm.models.transformer_xl import IGNORE_INDEX
+from minilm.recipes.common import RecipeConfig
 
-TRAIN_DEFAULTS = {"steps": 300, "lr": 3e-3, "warmup": 30, "eval_every": 50, "checkpoint_every": 100}
 
-
-def add_arguments(p):
-    p.add_argument("--segment-len", type=int, default=12, help="tokens per segment, S (default 12)")
-    p.add_argument("--mem-len", type=int, default=None, help="memory steps per layer (default: S; 0 = none)")
-    p.add_argument("--n-keys", type=int, default=8, help="distinct key tokens (default 8)")
-    p.add_argument("--n-noise", type=int, default=16, help="distinct noise tokens (default 16)")
-    p.add_argument("--n-layer", type=int, default=2, help="layers (default 2)")
-    p.add_argument("--n-head", type=int, default=2, help="attention heads (default 2)")
-    p.add_argument("--n-embd", type=int, default=32, help="model width (default 32)")
-    p.add_argument("--batch-size", type=int, default=32, help="streams per step (default 32)")
-    p.add_argument("--n-val", type=int, default=256, help="held-out streams (default 256)")
+@dataclass
+class TransformerXLRecipeConfig(RecipeConfig):
+    """``minilm train transformer-xl``: one option per field."""
+    segment_len: int = 12             # tokens per segment, S
+    mem_len: Optional[int] = None     # memory steps per layer (default: S; 0 = none)
+    n_keys: int = 8                   # distinct key tokens
+    n_noise: int = 16                 # distinct noise tokens
+    n_layer: int = 2                  # layers
+    n_head: int = 2                   # attention heads
+    n_embd: int = 32                  # model width
+    batch_size: int = 32              # streams per step
+    n_val: int = 256                  # held-out streams
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 300
+    warmup: int = 30
+    eval_every: int = 50
 
 
 class RecallVocab:
@@ -68,17 +75,17 @@ def recall_batch(batch_size: int, segment_len: int, vocab: RecallVocab, *, rng: 
 class TransformerXLRecipe:
     family = "transformer-xl"
 
-    def __init__(self, args):
+    def __init__(self, cfg: TransformerXLRecipeConfig):
         from minilm.models.transformer_xl import TransformerXL, TransformerXLConfig
-        self.segment_len, self.batch_size = args.segment_len, args.batch_size
-        mem_len = args.segment_len if args.mem_len is None else args.mem_len
-        self.vocab = RecallVocab(args.n_keys, args.n_noise)
+        self.segment_len, self.batch_size = cfg.segment_len, cfg.batch_size
+        mem_len = cfg.segment_len if cfg.mem_len is None else cfg.mem_len
+        self.vocab = RecallVocab(cfg.n_keys, cfg.n_noise)
         self.tokenizer = None                                # token ids only: nothing to save
-        self.model_config = TransformerXLConfig(vocab_size=self.vocab.vocab_size, n_layer=args.n_layer,
-                                                n_head=args.n_head, n_embd=args.n_embd, mem_len=mem_len)
-        self.model = TransformerXL(self.model_config, rng=np.random.default_rng(args.seed))
-        self.val = recall_batch(args.n_val, args.segment_len, self.vocab,
-                                rng=np.random.default_rng([args.seed, 10**6]))
+        self.model_config = TransformerXLConfig(vocab_size=self.vocab.vocab_size, n_layer=cfg.n_layer,
+                                                n_head=cfg.n_head, n_embd=cfg.n_embd, mem_len=mem_len)
+        self.model = TransformerXL(self.model_config, rng=np.random.default_rng(cfg.seed))
+        self.val = recall_batch(cfg.n_val, cfg.segment_len, self.vocab,
+                                rng=np.random.default_rng([cfg.seed, 10**6]))
 
     def batch(self, rng):
         return recall_batch(self.batch_size, self.segment_len, self.vocab, rng=rng)
@@ -104,15 +111,19 @@ class TransformerXLRecipe:
         n = self.vocab.n_keys
         return {"chance_accuracy": 1.0 / n, "chance_loss": math.log(n)}
 
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        return (f"Transformer-XL recall: held-out answer loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats "
+                f"after {s['steps']} steps, {s['parameters']:,} parameters\n"
+                f"accuracy with memory {m['accuracy']:.1%}, the same model without memory "
+                f"{m['accuracy_without_memory']:.1%} (loss {m['loss_without_memory']:.3f}); "
+                f"chance {b['chance_accuracy']:.1%} (loss {b['chance_loss']:.3f})")
 
-def build(args):
-    return TransformerXLRecipe(args)
+
+CONFIG = TransformerXLRecipeConfig
+describe = TransformerXLRecipe.describe
 
 
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    return (f"Transformer-XL recall: held-out answer loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats "
-            f"after {s['steps']} steps, {s['parameters']:,} parameters\n"
-            f"accuracy with memory {m['accuracy']:.1%}, the same model without memory "
-            f"{m['accuracy_without_memory']:.1%} (loss {m['loss_without_memory']:.3f}); "
-            f"chance {b['chance_accuracy']:.1%} (loss {b['chance_loss']:.3f})")
+def build(cfg: TransformerXLRecipeConfig) -> TransformerXLRecipe:
+    return TransformerXLRecipe(cfg)

@@ -10,51 +10,56 @@ after the other (XLNet's factorisation) or all at once (BERT's independence assu
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from minilm.recipes.common import add_corpus_arguments, load_documents, texts, stream
-
-TRAIN_DEFAULTS = {"steps": 1200, "lr": 2e-3, "warmup": 100, "eval_every": 200, "checkpoint_every": 200}
+from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
 
 
-def add_arguments(p):
-    add_corpus_arguments(p)
-    p.add_argument("--block-size", type=int, default=32, help="tokens per window (default 32)")
-    p.add_argument("--K", type=float, default=6.0,
-                   help="partial prediction: predict the last 1/K of each order (default 6, XLNet's)")
-    p.add_argument("--n-layer", type=int, default=2, help="two-stream layers (default 2)")
-    p.add_argument("--n-head", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--n-embd", type=int, default=64, help="model width (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="windows per step (default 32)")
-    p.add_argument("--vocab-size", type=int, default=400, help="WordPiece vocabulary size (default 400)")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability (default 0)")
-    p.add_argument("--name-probes", type=int, default=64,
-                   help="held-out multi-token names probed at each evaluation (default 64; 0 = off)")
+@dataclass
+class XLNetRecipeConfig(CorpusConfig):
+    """``minilm train xlnet``: one option per field."""
+    block_size: int = 32            # tokens per window
+    K: float = 6.0                  # partial prediction: predict the last 1/K of each order (6 is XLNet's)
+    n_layer: int = 2                # two-stream layers
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # model width
+    batch_size: int = 32            # windows per step
+    vocab_size: int = 400           # WordPiece vocabulary size
+    dropout: float = 0.0            # dropout probability
+    name_probes: int = 64           # held-out multi-token names probed at each evaluation (0 = off)
+    # the schedule: TrainConfig's fields and help, the values this recipe changes
+    steps: int = 1200
+    lr: float = 2e-3
+    warmup: int = 100
+    eval_every: int = 200
+    checkpoint_every: int = 200
 
 
 class XLNetRecipe:
     family = "xlnet"
 
-    def __init__(self, args):
+    def __init__(self, cfg: XLNetRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.data import lm_blocks
         from minilm.models.xlnet import XLNet, XLNetConfig
         from minilm.models.xlnet_predict import name_probes
         from minilm.tokenizers import WordPieceTokenizer
-        train_docs, val_docs = load_documents(args)
-        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), args.vocab_size)
+        train_docs, val_docs = load_documents(cfg)
+        tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         self.train_ids, val_ids = stream(train_docs, tok), stream(val_docs, tok)
-        self.block_size, self.batch_size, self.K = args.block_size, args.batch_size, args.K
+        self.block_size, self.batch_size, self.K = cfg.block_size, cfg.batch_size, cfg.K
         self.functional = (tok.sep_id,)
         # fixed held-out windows and one fixed order per window: evaluations comparable across steps
-        windows = lm_blocks(val_ids, args.block_size)[0][:128]
-        self.val = self._inputs(windows, np.random.default_rng([args.seed, 99]))
-        self.probes = (name_probes(val_ids, tok, block_size=args.block_size, max_probes=args.name_probes)
-                       if args.name_probes > 0 else None)
-        self.model_config = XLNetConfig(vocab_size=tok.vocab_size, max_position_embeddings=args.block_size,
-                                        n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
-                                        dropout=args.dropout)
-        self.model = XLNet(self.model_config, rng=np.random.default_rng(args.seed))
+        windows = lm_blocks(val_ids, cfg.block_size)[0][:128]
+        self.val = self._inputs(windows, np.random.default_rng([cfg.seed, 99]))
+        self.probes = (name_probes(val_ids, tok, block_size=cfg.block_size, max_probes=cfg.name_probes)
+                       if cfg.name_probes > 0 else None)
+        self.model_config = XLNetConfig(vocab_size=tok.vocab_size, max_position_embeddings=cfg.block_size,
+                                        n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
+                                        dropout=cfg.dropout)
+        self.model = XLNet(self.model_config, rng=np.random.default_rng(cfg.seed))
         special = [i for i in (tok.pad_id, tok.cls_id, tok.sep_id, tok.mask_id, tok.unk_id) if i is not None]
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=special)
         self.unigram = NGramLM(order=1).fit(self.train_ids, tok.vocab_size)
@@ -101,25 +106,29 @@ class XLNetRecipe:
                 "unigram_loss": self.unigram.loss(labels[m], labels[m]),
                 "name_probes": 0 if self.probes is None else len(self.probes["input_ids"])}
 
+    @staticmethod
+    def describe(s) -> str:
+        m, b = s["metrics"], s["baselines"]
+        text = (f"XLNet: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats per target "
+                f"(unigram on the same targets: {b['unigram_loss']:.3f}) after {s['steps']} steps, "
+                f"{s['parameters']:,} parameters\n"
+                f"target accuracy {m['target_accuracy']:.1%} vs most-frequent-token "
+                f"{b['most_frequent_token_accuracy']:.1%} "
+                f"({100 * (m['target_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
+        if "names_left_to_right_coherent_rate" in m:
+            text += (f"\nmulti-token names ({b['name_probes']} held-out, both tokens hidden): predicted in order "
+                     f"{m['names_left_to_right_coherent_rate']:.0%} spell a real name "
+                     f"({m['names_left_to_right_joint_accuracy']:.0%} exactly right); predicted independently "
+                     f"{m['names_independent_coherent_rate']:.0%} ({m['names_independent_joint_accuracy']:.0%})")
+            if max(m["names_left_to_right_coherent_rate"], m["names_independent_coherent_rate"]) < 0.1:
+                text += ("\n(names need two adjacent targets, which K=6 rarely draws; --K 2 trains them within "
+                         "the default steps: see docs/tasks/08-xlnet.md)")
+        return text
 
-def build(args):
-    return XLNetRecipe(args)
+
+CONFIG = XLNetRecipeConfig
+describe = XLNetRecipe.describe
 
 
-def describe(s) -> str:
-    m, b = s["metrics"], s["baselines"]
-    text = (f"XLNet: held-out loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} nats per target "
-            f"(unigram on the same targets: {b['unigram_loss']:.3f}) after {s['steps']} steps, "
-            f"{s['parameters']:,} parameters\n"
-            f"target accuracy {m['target_accuracy']:.1%} vs most-frequent-token "
-            f"{b['most_frequent_token_accuracy']:.1%} "
-            f"({100 * (m['target_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
-    if "names_left_to_right_coherent_rate" in m:
-        text += (f"\nmulti-token names ({b['name_probes']} held-out, both tokens hidden): predicted in order "
-                 f"{m['names_left_to_right_coherent_rate']:.0%} spell a real name "
-                 f"({m['names_left_to_right_joint_accuracy']:.0%} exactly right); predicted independently "
-                 f"{m['names_independent_coherent_rate']:.0%} ({m['names_independent_joint_accuracy']:.0%})")
-        if max(m["names_left_to_right_coherent_rate"], m["names_independent_coherent_rate"]) < 0.1:
-            text += ("\n(names need two adjacent targets, which K=6 rarely draws; --K 2 trains them within "
-                     "the default steps: see docs/tasks/08-xlnet.md)")
-    return text
+def build(cfg: XLNetRecipeConfig) -> XLNetRecipe:
+    return XLNetRecipe(cfg)

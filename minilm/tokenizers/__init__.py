@@ -9,13 +9,17 @@ All three share one interface (``base.py``)::
     tok.save(directory)   Type.load(directory)  # plain text / JSON files
 
 Files: ``char.py``, ``wordpiece.py`` (+ ``bert_chars.py``, ``wordpiece_trainer.py``), ``bpe.py``
-(+ ``pretokenize.py``). The lessons (Task 5.1 WordPiece, Task 6.2 byte-level BPE) live in
-``solutions/`` / ``exercises/`` and are called through ``autograd.tasks``.
+(+ ``pretokenize.py``); the files released checkpoints ship: ``hf_json.py`` (``tokenizer.json``) and
+``sentencepiece_model.py`` + ``spm_tokenizer.py`` (a SentencePiece ``.model``, Unigram or BPE). The
+lessons (Task 5.1 WordPiece, Task 6.2 byte-level BPE) live in ``solutions/`` / ``exercises/`` and
+are called through ``autograd.tasks``.
 """
 from .base import BaseTokenizer
 from .bpe import ByteLevelBPETokenizer
 from .char import CharTokenizer
 from .pretokenize import gpt2_pretokenize
+from .spm_tokenizer import SentencePieceTokenizer
 from .wordpiece import WordPieceTokenizer
 
-__all__ = ["BaseTokenizer", "CharTokenizer", "WordPieceTokenizer", "ByteLevelBPETokenizer", "gpt2_pretokenize"]
+__all__ = ["BaseTokenizer", "CharTokenizer", "WordPieceTokenizer", "ByteLevelBPETokenizer", "SentencePieceTokenizer",
+           "gpt2_pretokenize"]

@@ -6,7 +6,8 @@ pipeline"), which :class:`HFTokenizer` runs in the same order:
 1. **added tokens** (``added_tokens``): the special strings are cut out of the raw text first; one
    with ``lstrip`` also takes the whitespace before it (RoBERTa's ``<mask>``), ``rstrip`` after it;
 2. **normalizer**: BERT's (clean-up, CJK spacing, lower case, accents), Lowercase, NFC/NFD/NFKC/NFKD,
-   Strip, Replace, Prepend, SentencePiece's Precompiled charsmap (``precompiled.py``), or a Sequence;
+   Strip, StripAccents (XLNet's, after NFKD), Replace, Prepend, SentencePiece's Precompiled charsmap
+   (``precompiled.py``), or a Sequence;
 3. **pre-tokenizer** and **model**: WordPiece after ``BertPreTokenizer`` (minilm's
    :class:`WordPieceTokenizer`, Task 5.1), byte-level BPE after ``ByteLevel`` (minilm's
    :class:`ByteLevelBPETokenizer`, Task 6.2; ``add_prefix_space`` honoured), or Unigram after
@@ -62,10 +63,12 @@ def _normalizer(spec, path):
         return lambda s: rx.sub(spec["content"].replace("\\", "\\\\"), s)
     if kind == "Prepend":
         return lambda s: spec["prepend"] + s if s else s
+    if kind == "StripAccents":   # tokenizers drops every combining mark (General_Category M*)
+        return lambda s: "".join(c for c in s if not unicodedata.category(c).startswith("M"))
     if kind == "Precompiled":
         return PrecompiledCharsmap.from_base64(spec["precompiled_charsmap"], f"{path}: Precompiled").normalize
     raise TokenizerError(f"{path}: normalizer {kind!r} is not one minilm reads (BertNormalizer, Lowercase, NF*, "
-                         "Strip, Replace, Prepend, Precompiled, Sequence)")
+                         "Strip, StripAccents, Replace, Prepend, Precompiled, Sequence)")
 
 
 def _pre_tokenizers(spec) -> list[dict]:
@@ -81,6 +84,7 @@ class HFTokenizer(BaseTokenizer):
     def __init__(self, spec: dict, config: dict | None = None, path="tokenizer.json"):
         self.path = path
         model, config = spec.get("model") or {}, config or {}
+        self.spec, self.config = spec, config      # written back as they were by save()
         self.kind = model.get("type")
         added = spec.get("added_tokens") or []
         if self.kind in ("WordPiece", "BPE"):
@@ -189,6 +193,8 @@ class HFTokenizer(BaseTokenizer):
         out = []
         for k, word in enumerate(text.split() if self.whitespace_split else [text]):
             word = word.replace(" ", m)
+            if not word:   # nothing left after the normalizer (e.g. DeBERTa-v3's Strip of " "): no ▁ either
+                continue
             if (self.meta_prepend == "always" or (self.meta_prepend == "first" and k == 0)) and not word.startswith(m):
                 word = m + word
             pieces = [p for p in re.split(f"(?={re.escape(m)})", word) if p] if self.meta_split else [word]
@@ -237,6 +243,16 @@ class HFTokenizer(BaseTokenizer):
     def __repr__(self) -> str:
         return f"HFTokenizer({self.kind}, vocab_size={self.vocab_size})"
 
+    def save(self, directory) -> Path:
+        """``tokenizer.json`` and ``tokenizer_config.json`` as they were read (transformers reads them)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "tokenizer.json").write_text(json.dumps(self.spec, ensure_ascii=False) + "\n", encoding="utf-8")
+        config = self.config or {"tokenizer_class": "PreTrainedTokenizerFast", **self.roles}
+        (directory / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+                                                         encoding="utf-8")
+        return directory
+
     @classmethod
     def from_file(cls, path, config_path=None) -> "HFTokenizer":
         path = Path(path)
@@ -257,7 +273,8 @@ class HFTokenizer(BaseTokenizer):
 
 def load_hf_tokenizer(directory):
     """The tokenizer of a Hugging Face folder: ``tokenizer.json`` (+ ``tokenizer_config.json`` for the
-    roles), else ``vocab.txt`` (WordPiece) or ``vocab.json`` + ``merges.txt`` (BPE); None if none."""
+    roles), else ``vocab.txt`` (WordPiece), ``vocab.json`` + ``merges.txt`` (BPE) or a SentencePiece
+    ``.model`` (``spiece.model`` …: ``spm_tokenizer.py``); None if none."""
     directory = Path(directory)
     config = directory / "tokenizer_config.json"
     if (directory / "tokenizer.json").is_file():
@@ -266,4 +283,5 @@ def load_hf_tokenizer(directory):
         return WordPieceTokenizer.load(directory)
     if (directory / "vocab.json").is_file() and (directory / "merges.txt").is_file():
         return ByteLevelBPETokenizer.load(directory)
-    return None
+    from .spm_tokenizer import load_sentencepiece
+    return load_sentencepiece(directory)

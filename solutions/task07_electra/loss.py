@@ -32,8 +32,14 @@ from __future__ import annotations
 import numpy as np
 
 import autograd.functional as F
+from autograd import tasks
 from autograd.errors import ShapeError
 from autograd.function import as_tensor
+
+# The slots of this file, bound: ``slots.generator_step(...)`` is the generator_step below, from the
+# implementation the kit runs (yours under --impl exercises; the reference while a graded test
+# checks one of your functions, so that each is graded on its own).
+slots = tasks.slots("task07_electra.loss")
 
 
 def discriminator_loss(disc_logits, disc_labels, attention_mask):
@@ -139,14 +145,13 @@ def replaced_token_detection(model, input_ids, attention_mask, *, rng):
       attention_mask  array (B, T), 1 on real tokens.
       rng             numpy Generator, for the generator half.
 
-    The given line runs the generator half, steps 5-8 (``generator_step`` above, through the
-    library, so that it is your ``generator_step`` when the kit runs on exercises/): ``step`` is
-    its dict, with ``mlm_loss`` and ``disc_inputs``, ``disc_labels`` (the ids the discriminator
-    reads and its 0/1 targets). Then:
+    The given line runs the generator half, steps 5-8 (``slots.generator_step``: ``generator_step``
+    above, bound at the top of this file): ``step`` is its dict, with ``mlm_loss`` and
+    ``disc_inputs``, ``disc_labels`` (the ids the discriminator reads and its 0/1 targets). Then:
 
     9. ``disc_logits = model.discriminator(step["disc_inputs"], attention_mask)``; ``disc_loss`` =
-       ``discriminator_loss(disc_logits, step["disc_labels"], attention_mask)`` (the library's,
-       imported for you) — over every real token, not only the masked ones.
+       ``slots.discriminator_loss(disc_logits, step["disc_labels"], attention_mask)`` (the
+       ``discriminator_loss`` above) — over every real token, not only the masked ones.
     10. ``loss = config.gen_weight * mlm_loss + config.disc_weight * disc_loss``.
 
     Return ``step`` with the keys ``loss, disc_loss`` (scalar Tensors) and ``disc_logits`` (a
@@ -157,13 +162,11 @@ def replaced_token_detection(model, input_ids, attention_mask, *, rng):
     generator's argmax); and after ``disc_loss.backward()`` every generator-only parameter has a
     gradient of exactly zero (or None), while the shared embeddings have one.
     """
-    from minilm.models.electra import discriminator_loss as library_discriminator_loss
-    from minilm.models.electra import generator_step as library_generator_step
     cfg = model.config  # given: steps 1-8 (the generator half)
-    step = library_generator_step(model, input_ids, attention_mask, rng=rng)
+    step = slots.generator_step(model, input_ids, attention_mask, rng=rng)
     # BEGIN SOLUTION
     disc_logits = model.discriminator(step["disc_inputs"], attention_mask)      # (B, T)
-    disc_loss = library_discriminator_loss(disc_logits, step["disc_labels"], attention_mask)
+    disc_loss = slots.discriminator_loss(disc_logits, step["disc_labels"], attention_mask)  # L_Disc, above
     loss = cfg.gen_weight * step["mlm_loss"] + cfg.disc_weight * disc_loss
     return {**step, "loss": loss, "disc_loss": disc_loss, "disc_logits": disc_logits}
     # END SOLUTION

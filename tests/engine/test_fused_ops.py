@@ -17,7 +17,7 @@ R = np.random.default_rng(11)
 def backend(request):
     """Every kernel on numba; the numba backend's default mixture (NumPy where it is faster); NumPy."""
     name = request.param.split("_")[0]
-    with kernels.use_backend(name, everywhere=request.param == "numba"):
+    with kernels.use_backend(name, student_kernels=request.param == "numba"):
         yield request.param
 
 
@@ -166,7 +166,7 @@ def test_errors():
 
 def test_matmul_on_the_numba_kernel_through_the_engine():
     a, b = t(3, 7, 13), t(13, 5)
-    with kernels.use_backend("numba", everywhere=True):
+    with kernels.use_backend("numba", student_kernels=True):
         out = a @ b
         assert gradcheck(lambda a, b: a @ b, t(2, 3, 4), t(4, 5))
     np.testing.assert_allclose(out.data, a.data @ b.data, rtol=1e-12)

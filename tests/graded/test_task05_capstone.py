@@ -2,11 +2,9 @@
 Transformer (module 3) inside ``minilm train bert``'s own recipe and loop. A small BERT trained for a
 fixed budget must bring its held-out masked-LM loss well under its start and predict masked tokens
 better than always guessing the most frequent token."""
-from argparse import Namespace
-
 import pytest
 
-from minilm.recipes.bert import BertRecipe
+from minilm.recipes.bert import BertRecipe, BertRecipeConfig
 from minilm.train import TrainConfig, train
 
 
@@ -14,10 +12,10 @@ from minilm.train import TrainConfig, train
 @pytest.mark.task5_capstone
 @pytest.mark.points(10)
 def test_your_bert_learns_mlm_and_nsp(impl, tmp_path):
-    args = Namespace(seed=0, corpus=None, docs=150, max_seq_length=32, n_layer=2, n_head=2, n_embd=48,
-                     batch_size=32, vocab_size=300, dropout=0.0, dupe_factor=3)
+    cfg = BertRecipeConfig(seed=0, corpus=None, docs=150, max_seq_length=32, n_layer=2, n_head=2, n_embd=48,
+                           batch_size=32, vocab_size=300, dropout=0.0, dupe_factor=3)
     with impl.use("task03_transformer", "task05_bert"):
-        recipe = BertRecipe(args)
+        recipe = BertRecipe(cfg)
         cfg = TrainConfig(steps=300, lr=3e-3, warmup=30, eval_every=300, checkpoint_every=300, seed=0)
         summary = train(recipe, cfg, tmp_path, progress=False, plot=False)
     m, b = summary["metrics"], summary["baselines"]

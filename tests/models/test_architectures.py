@@ -108,14 +108,45 @@ def test_encoder_decoder_masks_in_t5():
 
 @pytest.mark.parametrize("arch", ["prefixlm", "causal"])
 def test_recipe_smoke(tmp_path, arch):
-    import argparse
+    from dataclasses import replace
     from minilm.recipes import prefixlm as recipe
     from minilm.train import TrainConfig, train
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    recipe.add_arguments(p)
-    args = p.parse_args(["--arch", arch, "--n-embd", "16", "--n-layer", "1", "--batch-size", "4"])
-    r = recipe.build(args)
+    r = recipe.build(replace(recipe.CONFIG(), arch=arch, n_embd=16, n_layer=1, batch_size=4))
     assert r.model.config.arch == arch
     s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
     assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.describe(s)
+
+
+def test_the_causal_prefix_lm_is_gpt_under_another_name():
+    """PrefixLM is GPT's stack (minilm/models/gpt.py GPTStack): same parameter names and values
+    from the same seed, and with arch="causal" and no padding the same logits as GPT."""
+    from minilm.models.gpt import GPT, GPTConfig
+    sizes = dict(vocab_size=30, block_size=12, n_layer=2, n_head=2, n_embd=16)
+    gpt = GPT(GPTConfig(**sizes), rng=np.random.default_rng(0))
+    lm = P.PrefixLM(P.PrefixLMConfig(arch="causal", **sizes), rng=np.random.default_rng(0))
+    a, b = dict(gpt.named_parameters()), dict(lm.named_parameters())
+    assert list(a) == list(b), f"PrefixLM's parameters {list(b)} are not GPT's {list(a)}"
+    assert all(np.array_equal(a[k].data, b[k].data) for k in a), "same seed, same init: the values differ"
+    ids = IDS[:, :8]
+    np.testing.assert_allclose(lm(ids, np.array([4]))["logits"].data, gpt(ids)[0].data, rtol=1e-5, atol=1e-6,
+                               err_msg="a causal PrefixLM without padding should compute what GPT computes")
+
+
+@pytest.mark.parametrize("make", ["gpt-blocks", "t5-blocks"])
+def test_both_prefix_lms_generate_the_argmax_of_their_forward(make):
+    """One greedy generate (PrefixLMBase.generate, over minilm.decoding.generate_tokens) for both
+    stacks; the learned-position one stops at its block_size."""
+    if make == "gpt-blocks":
+        lm = model("prefixlm")
+    else:
+        lm = P.T5DecoderOnly(P.DecoderOnlyConfig(vocab_size=30, n_embd=16, n_head=2, n_layer=2, arch="prefixlm"),
+                             rng=np.random.default_rng(0))
+    lm.eval()
+    prefix = [5, 6, 7, 8]
+    ids = list(prefix)
+    for _ in range(6):
+        keys = np.ones((1, len(ids)), bool)                      # a generated token is a real key, even id 0
+        ids.append(int(lm(np.array([ids]), len(prefix), keys)["logits"].data[0, -1].argmax()))
+    assert lm.generate([prefix], 6) == [ids[len(prefix):]]
+    if make == "gpt-blocks":
+        assert len(lm.generate([prefix], 20)[0]) == 12 - len(prefix), "generation must stop at block_size"

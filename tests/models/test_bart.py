@@ -120,15 +120,11 @@ def test_generate_starts_after_eos():
 
 
 def test_recipe_smoke(tmp_path):
-    import argparse
+    from dataclasses import replace
     from minilm.recipes import bart as recipe
     from minilm.train import TrainConfig, train
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    recipe.add_arguments(p)
-    args = p.parse_args(["--docs", "30", "--n-embd", "16", "--n-layer", "1", "--batch-size", "4",
-                         "--vocab-size", "120", "--max-length", "24"])
-    r = recipe.build(args)
+    r = recipe.build(replace(recipe.CONFIG(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120,
+                             max_length=24))
     tok = r.tokenizer
     noised, clean = r.val[0]
     assert clean[0] == tok.cls_id and clean[-1] == tok.sep_id and len(clean) <= 24

@@ -133,3 +133,17 @@ def test_ngram_errors():
         lm.loss([-1], [0])
     with pytest.raises(MiniLMError, match="outside the vocabulary"):
         NGramLM(1).fit([[0, 5]], 3)
+
+
+def test_one_softmax_regression_behind_the_bag_of_words_and_the_probe():
+    """The bag of words and the ELECTRA experiments' probe fit the same softmax regression
+    (minilm.downstream.probe), not two copies of it."""
+    from minilm.downstream import probe
+    from minilm.experiments import electra_common
+    assert electra_common.probe_accuracy is probe.probe_accuracy
+    texts, y = ["good film", "bad film", "good song", "bad song", "fine film"], np.array([1, 0, 1, 0, 1])
+    bow = BagOfWordsClassifier(steps=40).fit(texts, y)
+    W, b = probe.fit_softmax_regression(bow.features(texts), y, 2, steps=40, lr=1.0, l2=1e-4)
+    np.testing.assert_array_equal(bow.W, W, err_msg="BagOfWordsClassifier.fit should be fit_softmax_regression")
+    np.testing.assert_array_equal(bow.b, b)
+    np.testing.assert_allclose(probe.softmax(np.array([[1e4, 0.0]])), [[1.0, 0.0]])  # no overflow

@@ -132,12 +132,12 @@ def test_engine_attention_kernel_matches_the_reference(dtype):
                                attention_kernels.scaled_masked_softmax_backward_numpy(g, p, 0.3), **tol)
 
 
-def test_everywhere_runs_the_task_kernel_for_attention(monkeypatch):
+def test_student_kernels_runs_the_task_kernel_for_attention(monkeypatch):
     calls = []
-    monkeypatch.setattr(attention_kernels, "scaled_masked_softmax_forward_task",
+    monkeypatch.setattr(kernels.STUDENT_KERNELS, "scaled_masked_softmax_forward",
                         lambda *a: calls.append("task") or attention_kernels.scaled_masked_softmax_forward_numpy(*a))
     s = randn(2, 4, 4)
-    with kernels.use_backend("numba", everywhere=True):
+    with kernels.use_backend("numba", student_kernels=True):
         kernels.scaled_masked_softmax_forward(s, None, 1.0)
     with kernels.use_backend("numba"):
         kernels.scaled_masked_softmax_forward(s, None, 1.0)

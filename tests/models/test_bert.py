@@ -7,7 +7,8 @@ import autograd.functional as F
 from autograd import Tensor, no_grad, optim
 from autograd.errors import ConfigError, MiniLMError, ShapeError
 from minilm.data import NSPInstance
-from minilm.models.bert import BertConfig, BertForPreTraining, BertForSequenceClassification, BertModel
+from minilm.models.bert import BertConfig, BertModel
+from minilm.models.bert_heads import BertForPreTraining, BertForSequenceClassification
 
 V = 40
 

@@ -6,9 +6,9 @@ import pytest
 
 import autograd.functional as F
 from autograd import nn
-from autograd.errors import CheckpointError, TrainingError
+from autograd.errors import CheckpointError, ConfigError, TrainingError
 from minilm.checkpoint import load_checkpoint, load_model, model_meta, save_checkpoint
-from minilm.train import TrainConfig, train
+from minilm.train import TrainConfig, fit, optimizer_for, short_run, train
 from dataclasses import dataclass
 
 
@@ -134,3 +134,42 @@ def test_non_finite_loss_names_the_step(tmp_path):
     r.loss = lambda model, batch: (F.mse_loss(model(batch[0]), batch[1]) * float("nan"), {})
     with pytest.raises(TrainingError, match="step 0"):
         train(r, TrainConfig(steps=5, eval_every=5, checkpoint_every=5), tmp_path, progress=False, plot=False)
+
+
+def test_fit_runs_the_same_loop_as_train(tmp_path):
+    """fit (a bare loss, no recipe) and train draw the same batches and take the same steps."""
+    cfg = TrainConfig(steps=6, warmup=2, eval_every=6, checkpoint_every=6, seed=3)
+    train(TinyRecipe(), cfg, tmp_path, progress=False, plot=False)
+    trained = json.loads((tmp_path / "history.json").read_text())["loss"]
+    r = TinyRecipe()
+    assert fit(r.model, lambda rng: r.loss(r.model, r.batch(rng))[0], cfg, name="tiny") == trained
+
+
+def test_schedules_cosine_and_linear():
+    model = TinyRecipe().model
+    for cfg, last in ((TrainConfig(steps=10, lr=1.0, warmup=2), 0.1), (short_run(10, 1.0, seed=0), 0.0)):
+        opt, schedule = optimizer_for(model, cfg)
+        lrs = []
+        for _ in range(cfg.steps):
+            lrs.append(opt.param_groups[0]["lr"])
+            schedule.step()
+        assert lrs[0] == 0.0 and max(lrs) == pytest.approx(1.0), f"{cfg.schedule}: warm up from 0 to the peak lr"
+        assert opt.param_groups[0]["lr"] == pytest.approx(last), f"{cfg.schedule}: ends at {last} of the peak"
+    assert short_run(10, 1.0, seed=0).warmup == 1                      # 10% of the steps
+    with pytest.raises(ConfigError, match="schedule"):
+        TrainConfig(schedule="step")
+
+
+def test_resume_accepts_a_checkpoint_saved_before_a_field_was_added(tmp_path):
+    cfg = TrainConfig(steps=4, eval_every=2, checkpoint_every=2)
+    first = train(TinyRecipe(), cfg, tmp_path, progress=False, plot=False)
+    ck = load_checkpoint(tmp_path / "checkpoint.npz")
+    meta = dict(ck["meta"])
+    del meta["train_config"]["schedule"]                                # as written before `schedule` existed
+    r = TinyRecipe()
+    r.model.load_state_dict(ck["model"])
+    opt, _ = optimizer_for(r.model, cfg)
+    opt.load_state_dict(ck["optim"])
+    save_checkpoint(tmp_path / "checkpoint.npz", model=r.model, meta=meta, optimizer=opt)
+    again = train(TinyRecipe(), cfg, tmp_path, resume=True, progress=False, plot=False)  # the default fills it in
+    assert again["final_loss"] == first["final_loss"]

@@ -94,16 +94,12 @@ def test_mlm_loss_drops_on_a_small_corpus():
 
 
 def test_recipe_runs_and_compares_with_bert(tmp_path):
-    import argparse
+    from dataclasses import replace
     from minilm.recipes import deberta as recipe
-    from minilm.train import TrainConfig, train
-    p = argparse.ArgumentParser()
-    recipe.add_arguments(p)
-    args = p.parse_args(["--docs", "8", "--bert-steps", "2", "--n-embd", "16", "--n-layer", "1", "--vocab-size", "150"])
-    args.seed, args.steps, args.lr = 0, 2, None
-    r = recipe.build(args)
-    s = train(r, TrainConfig(**{**recipe.TRAIN_DEFAULTS, "steps": 2, "eval_every": 2, "checkpoint_every": 2}),
-              tmp_path, progress=False, plot=False)
+    from minilm.train import train
+    cfg = replace(recipe.CONFIG(), docs=8, bert_steps=2, n_embd=16, n_layer=1, vocab_size=150, seed=0, steps=2)
+    r = recipe.build(cfg)
+    s = train(r, cfg.train_config(), tmp_path, progress=False, plot=False)
     assert 0.0 <= s["metrics"]["mlm_accuracy"] <= 1.0
     assert 0.0 <= s["baselines"]["bert_mlm_accuracy"] <= 1.0 and s["baselines"]["bert_steps"] == 2
     assert "DeBERTa" in recipe.describe(s)

@@ -103,6 +103,20 @@ def test_generate_tokens_greedy_eos_and_context():
         decoding.generate_tokens(next_logits, np.array([0]), 1, greedy=True)
 
 
+
+def test_generate_tokens_process_runs_before_each_choice():
+    next_logits, _ = _counter(6)
+    calls = []
+
+    def ban_three(logits, ids, step):                    # a logits processor: token 3 never chosen
+        calls.append((ids.shape[1], step))
+        logits = logits.copy()
+        logits[:, 3] = -np.inf
+        return logits
+    out = decoding.generate_tokens(next_logits, np.array([[1]]), 3, greedy=True, process=ban_three)
+    assert 3 not in out[0, 1:].tolist(), f"the processor banned token 3, yet the loop chose it: {out}"
+    assert calls == [(1, 0), (2, 1), (3, 2)], "process sees the whole sequence so far and the step number"
+
 # ---- beam search ----------------------------------------------------------------------------------
 
 def _tree(table):

@@ -1,6 +1,6 @@
 """Distillation (minilm/downstream/distill.py, minilm/recipes/distill.py): the T² argument, a frozen teacher,
 every loss term, and the recipe end to end on a tiny budget."""
-import argparse
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +11,8 @@ from autograd.errors import ConfigError
 from minilm.downstream import distill
 from minilm.downstream.distill import (DistillWeights, DistilStudent, StudentConfig, attention_scores, default_layer_map,
                             distill_objective, inference_parameters, teacher_state_index)
-from minilm.models.bert import BertConfig, BertForSequenceClassification
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForSequenceClassification
 
 
 def test_soft_gradient_scales_as_one_over_T_squared_without_the_factor():
@@ -119,15 +120,9 @@ def test_init_from_teacher_matches_its_layers():
 
 def _args(**kw):
     from minilm.recipes import distill as recipe
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None)
-    recipe.add_arguments(p)
-    args = p.parse_args([])
-    for k, v in {"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2, "teacher_steps": 20, "docs": 12,
-                 "vocab_size": 150, "n_train": 80, "n_test": 40, "batch_size": 8, "student_layers": 1, **kw}.items():
-        setattr(args, k, v)
-    return args
+    return replace(recipe.CONFIG(), **{"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2,
+                                       "teacher_steps": 20, "docs": 12, "vocab_size": 150, "n_train": 80,
+                                       "n_test": 40, "batch_size": 8, "student_layers": 1, **kw})
 
 
 def test_recipe_end_to_end_and_teacher_reuse(tmp_path):

@@ -2,6 +2,7 @@
 Markdown table, PNG, JSON, --resume, --jobs, and the command line."""
 import json
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -14,10 +15,23 @@ HELP = "a fake experiment for the runner's tests"
 CALLS = []
 
 
-def plan(args, quick):
+@dataclass(frozen=True)
+class FakeConfig:
+    steps: int = 2      # steps of a run
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), steps=1)
+
+
+CONFIG = FakeConfig
+OPTIONS = ("steps",)
+
+
+def plan(cfg):
     return Plan(title="does b beat a?", conditions=["a", "b"],
                 metrics=[Metric("acc", "accuracy"), Metric("loss", "loss", percent=False, higher_is_better=False)],
-                settings={"steps": 1 if quick else 2}, notes=["a note"])
+                settings={"steps": cfg.steps}, notes=["a note"])
 
 
 def run_one(condition, seed, settings):
@@ -81,7 +95,7 @@ def test_resume_refuses_a_foreign_file(tmp_path):
 
 
 def test_line_plot_over_x(tmp_path):
-    p = plan(None, True)
+    p = plan(FakeConfig.quick())
     p.x, p.xlabel = {"a": 0.25, "b": 0.5}, "size"
     values = {"a": {"acc": [0.5, 0.6], "loss": [0.1, 0.2]}, "b": {"acc": [0.7, 0.8], "loss": [0.3, 0.2]}}
     path = report.figure(NAME, p, values, tmp_path / "x.png")
@@ -116,3 +130,33 @@ def test_command_prints_the_table(tmp_path, capsys):
     assert run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["seeds"] == [5, 6, 7] and out["conditions"] == ["a", "b"] and "| a" in out["table"]
+
+
+def test_every_experiment_has_one_config_and_its_options_come_from_it():
+    import argparse
+    from dataclasses import fields
+    from minilm.experiments import available
+    from minilm.recipes.config import add_options, field_comments, from_args
+    for name, module in available().items():
+        full, quick = module.CONFIG(), module.CONFIG.quick()
+        assert type(quick) is module.CONFIG and quick != full, name
+        comments = field_comments(module.CONFIG)
+        assert [f.name for f in fields(module.CONFIG) if not comments.get(f.name)] == [], name
+        p = argparse.ArgumentParser()
+        add_options(p, module.CONFIG, only=module.OPTIONS, quick=quick)
+        assert from_args(module.CONFIG, p.parse_args([]), base=quick) == quick      # nothing given: the base
+        assert from_args(module.CONFIG, p.parse_args([]), base=full) == full
+        if "steps" in module.OPTIONS:
+            assert from_args(module.CONFIG, p.parse_args(["--steps", "7"]), base=quick) == replace(quick, steps=7)
+        json.dumps(module.plan(quick).settings)
+
+
+def test_the_command_line_reaches_the_config():
+    from minilm.cli import build_parser
+    from minilm.experiments import masking
+    from minilm.recipes.config import from_args
+    args = build_parser().parse_args(["experiment", "masking", "--quick", "--steps", "7"])
+    assert args.experiment_module is masking and not hasattr(args, "docs")    # not given: the base decides
+    assert from_args(masking.CONFIG, args, base=masking.CONFIG.quick()) == replace(masking.CONFIG.quick(), steps=7)
+    args = build_parser().parse_args(["experiment", "masking", "--docs", "12"])
+    assert from_args(masking.CONFIG, args, base=masking.CONFIG()) == replace(masking.CONFIG(), docs=12)

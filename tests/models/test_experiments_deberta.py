@@ -1,29 +1,30 @@
 """``minilm experiment deberta-vs-bert`` (minilm/experiments/deberta_vs_bert.py): its plan, its shared
 held-out measurement, the MLM-only BERT recipe, and (slow) the --quick run end to end."""
-import argparse
 import json
 import math
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 
 from autograd import Tensor
+from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import deberta_vs_bert as exp
+from minilm.recipes.config import from_args
 
 
 def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.deberta_vs_bert"
-    full, quick = exp.plan(None, False), exp.plan(None, True)
+    full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS
     assert [m.key for m in full.metrics] == ["mlm_accuracy", "mlm_loss"]
     assert not full.metrics[1].higher_is_better
     assert quick.settings["steps"] < full.settings["steps"] and quick.settings["n_embd"] <= full.settings["n_embd"]
     json.dumps(full.settings)                                   # JSON-able
     assert "BERT" in full.notes[-1] and "DeBERTa" in full.notes[-1]
-    p = argparse.ArgumentParser()
-    exp.add_arguments(p)
-    assert exp.plan(p.parse_args(["--steps", "7"]), False).settings["steps"] == 7
+    args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7"])
+    assert exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings["steps"] == 7
 
 
 class _Data:
@@ -59,8 +60,8 @@ def test_held_out_mlm_counts_only_the_masked_positions():
 @pytest.fixture(scope="module")
 def tiny():
     from minilm.recipes import deberta
-    settings = {**exp.QUICK, "docs": 20, "steps": 2}
-    return settings, deberta.build(exp._recipe_args(settings, 0))
+    settings = asdict(replace(exp.CONFIG.quick(), docs=20, steps=2))
+    return settings, deberta.build(exp._recipe_config(settings, 0))
 
 
 def test_bert_recipe_trains_the_mlm_alone_on_the_same_batches(tiny):
@@ -78,7 +79,7 @@ def test_bert_recipe_trains_the_mlm_alone_on_the_same_batches(tiny):
     assert info["tokens"] == int(batch["attention_mask"].sum())
     ev = recipe.evaluate(recipe.model)
     assert set(ev) == {"loss", "mlm_accuracy", "mlm_loss"} and ev["loss"] == ev["mlm_loss"]
-    assert data.args.bert_steps == 0                         # the recipe trains no BERT of its own
+    assert data.cfg.bert_steps == 0                         # the recipe trains no BERT of its own
 
 
 def test_reference_row_and_an_unknown_condition(tiny):

@@ -2,6 +2,7 @@
 shared electra_common.py): the probe, the features, the pairs, the plans, and one quick run each."""
 import json
 import math
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -113,7 +114,7 @@ def test_ablation_rows_use_the_right_objective_and_network():
 
 
 def test_generator_fractions_give_distinct_widths_at_the_default_size():
-    H = electra_ablation.DEFAULTS["n_embd"]
+    H = electra_ablation.CONFIG().n_embd
     widths = [ElectraConfig(vocab_size=50, n_embd=H, n_head=4, generator_hidden_fraction=f).generator_hidden
               for f in generator_size.FRACTIONS.values()]
     assert widths == sorted(set(widths)) and widths[-1] == H and len(widths) == len(generator_size.FRACTIONS)
@@ -124,7 +125,7 @@ def test_generator_fractions_give_distinct_widths_at_the_default_size():
 @pytest.mark.parametrize("module", [electra_ablation, generator_size])
 def test_plans_are_complete_and_quick_is_smaller(module):
     assert EXPERIMENTS[module.NAME] == module.__name__
-    full, quick = module.plan(None, False), module.plan(None, True)
+    full, quick = module.plan(module.CONFIG()), module.plan(module.CONFIG.quick())
     assert json.loads(json.dumps(full.settings)) == full.settings
     for key in ("steps", "lr", "warmup", "docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
                 "vocab_size", "probe_train", "probe_test"):
@@ -136,18 +137,18 @@ def test_plans_are_complete_and_quick_is_smaller(module):
 
 
 def test_command_line_options_reach_the_settings():
-    import argparse
-    p = argparse.ArgumentParser()
-    electra_ablation.add_arguments(p)
-    s = electra_ablation.plan(p.parse_args(["--steps", "7", "--probe-train", "50"]), False).settings
-    assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.DEFAULTS["lr"]
-    p = argparse.ArgumentParser()
-    generator_size.add_arguments(p)
-    assert generator_size.plan(p.parse_args(["--lr", "0.001"]), True).settings["lr"] == 0.001
+    from minilm.cli import build_parser
+    from minilm.recipes.config import from_args
+    args = build_parser().parse_args(["experiment", "electra-ablation", "--steps", "7", "--probe-train", "50"])
+    s = electra_ablation.plan(from_args(electra_ablation.CONFIG, args, base=electra_ablation.CONFIG())).settings
+    assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.CONFIG().lr
+    args = build_parser().parse_args(["experiment", "generator-size", "--quick", "--lr", "0.001"])
+    cfg = from_args(generator_size.CONFIG, args, base=generator_size.CONFIG.quick())
+    assert generator_size.plan(cfg).settings["lr"] == 0.001
 
 
 def test_no_pretraining_row_is_an_untrained_encoder():
-    s = dict(electra_ablation.QUICK, docs=8, probe_train=12, probe_test=12)
+    s = asdict(replace(electra_ablation.CONFIG.quick(), docs=8, probe_train=12, probe_test=12))
     recipe, metrics = electra_common.pretrain(0, s, steps=0)
     assert metrics == {}
     out = electra_ablation.run_one("no pre-training", 0, s)

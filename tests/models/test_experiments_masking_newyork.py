@@ -2,6 +2,7 @@
 name prediction) experiments: their helpers, fast; one quick run of each through the CLI, slow."""
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,14 +13,12 @@ from minilm.experiments import masking, new_york
 # ---- masking ------------------------------------------------------------------------------------
 
 def test_masking_plan_sizes_and_overrides():
-    import argparse
-    quick, full = masking.plan(None, True), masking.plan(None, False)
+    quick, full = masking.plan(masking.CONFIG.quick()), masking.plan(masking.CONFIG())
     assert quick.conditions == full.conditions and masking.REFERENCE in full.conditions
     assert quick.settings["steps"] < full.settings["steps"] and quick.settings["docs"] <= full.settings["docs"]
     assert [m.key for m in full.metrics][:2] == ["heldout_accuracy", "heldout_loss"]
     json.dumps(full.settings)  # JSON-able
-    args = argparse.Namespace(docs=12, steps=7, eval_docs=None)
-    s = masking.plan(args, False).settings
+    s = masking.plan(replace(masking.CONFIG(), docs=12, steps=7)).settings
     assert (s["docs"], s["steps"], s["eval_docs"]) == (12, 7, full.settings["eval_docs"])
 
 
@@ -62,7 +61,7 @@ def test_mlm_scores_counts_only_masked_tokens():
 
 
 def test_masking_unknown_condition_raises():
-    settings = dict(masking.plan(None, True).settings, docs=6, eval_docs=4)
+    settings = masking.plan(replace(masking.CONFIG.quick(), docs=6, eval_docs=4)).settings
     with pytest.raises(ValueError, match="unknown condition"):
         masking.run_one("half-static", 0, settings)
 
@@ -78,13 +77,11 @@ def name_tok():
 
 
 def test_new_york_plan_and_no_bert():
-    import argparse
-    full = new_york.plan(None, False)
+    full = new_york.plan(new_york.CONFIG())
     assert full.conditions == new_york.CONDITIONS and [m.key for m in full.metrics][:2] == \
         ["joint_accuracy", "coherent_rate"]
-    assert new_york.plan(None, True).settings["steps"] < full.settings["steps"]
-    args = argparse.Namespace(steps=11, K=3.0, no_bert=True)
-    p = new_york.plan(args, False)
+    assert new_york.plan(new_york.CONFIG.quick()).settings["steps"] < full.settings["steps"]
+    p = new_york.plan(replace(new_york.CONFIG(), steps=11, K=3.0, no_bert=True))
     assert new_york.BERT not in p.conditions and p.settings["steps"] == 11 and p.settings["K"] == 3.0
     json.dumps(p.settings)
 
@@ -121,7 +118,7 @@ def test_bert_predict_only_changes_the_names(name_tok):
 
 def test_new_york_unknown_condition_raises():
     with pytest.raises(ValueError, match="unknown condition"):
-        new_york.run_one("GPT", 0, new_york.plan(None, True).settings)
+        new_york.run_one("GPT", 0, new_york.plan(new_york.CONFIG.quick()).settings)
 
 
 # ---- the whole experiments, quick, through the command line ------------------------------------

@@ -1,8 +1,8 @@
 """The ``architectures`` (encoder–decoder vs prefix LM vs causal LM) and ``distillation`` (student
 depth and objective) experiments: their helpers, fast; one quick run of each through the CLI, slow."""
-import argparse
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -66,7 +66,7 @@ def test_greedy_generate_follows_the_argmax_of_forward():
 
 
 def test_the_architectures_have_equal_parameters():
-    settings = dict(architectures.plan(None, True).settings, n_layer=2)
+    settings = architectures.plan(replace(architectures.CONFIG.quick(), n_layer=2)).settings
     models = {c: architectures.make_model(c, settings, vocab_size=40, pad_id=0, eos_id=1, seed=0)
               for c in architectures.CONDITIONS}
     counts = {c: sum(p.size for p in m.parameters()) for c, m in models.items()}
@@ -80,25 +80,25 @@ def test_the_architectures_have_equal_parameters():
 
 
 def test_architectures_plan_sizes_and_overrides():
-    quick, full = architectures.plan(None, True), architectures.plan(None, False)
+    quick, full = architectures.plan(architectures.CONFIG.quick()), architectures.plan(architectures.CONFIG())
     assert quick.conditions == full.conditions == list(architectures.CONDITIONS)
     assert [m.key for m in full.metrics][:2] == ["exact_match", "token_accuracy"]
     assert quick.settings["steps"] < full.settings["steps"]
     json.dumps(full.settings)
-    s = architectures.plan(argparse.Namespace(task="sort", steps=7, n_layer=None, max_len=None), False).settings
+    s = architectures.plan(replace(architectures.CONFIG(), task="sort", steps=7)).settings
     assert (s["task"], s["steps"], s["n_layer"]) == ("sort", 7, full.settings["n_layer"])
     with pytest.raises(ConfigError, match="steps"):
-        architectures.plan(argparse.Namespace(task=None, steps=0, n_layer=None, max_len=None), False)
+        architectures.plan(replace(architectures.CONFIG(), steps=0))
 
 
-def test_recipe_args_and_unknown_condition():
+def test_recipe_config_and_unknown_condition():
     from minilm.recipes import t5
-    args = architectures.recipe_args(t5, task="reverse", seed=4)
-    assert (args.task, args.seed, args.n_layer) == ("reverse", 4, 2)
-    with pytest.raises(ConfigError, match="no option"):
-        architectures.recipe_args(t5, n_layers=3)
+    cfg = replace(t5.CONFIG(), task="reverse", seed=4)      # how the experiment changes a recipe
+    assert (cfg.task, cfg.seed, cfg.n_layer) == ("reverse", 4, 2)
+    with pytest.raises(TypeError, match="n_layers"):         # a misspelt option is an error, not ignored
+        replace(t5.CONFIG(), n_layers=3)
     with pytest.raises(ConfigError, match="unknown condition"):
-        architectures.run_one("bert", 0, architectures.plan(None, True).settings)
+        architectures.run_one("bert", 0, architectures.plan(architectures.CONFIG.quick()).settings)
 
 
 # ---- distillation --------------------------------------------------------------------------------
@@ -129,20 +129,21 @@ def test_encode_pairs_is_cls_premise_sep_hypothesis_sep():
 
 
 def test_distillation_plan_and_unknown_condition():
-    quick, full = distillation.plan(None, True), distillation.plan(None, False)
+    quick, full = distillation.plan(distillation.CONFIG.quick()), distillation.plan(distillation.CONFIG())
     assert full.conditions[0] == "teacher (4 layers)" and len(full.conditions) == len(distillation.CONDITIONS)
     assert quick.conditions[0] == f"teacher ({quick.settings['teacher_layers']} layers)"
     assert all(distillation.CONDITIONS[c][0] < quick.settings["teacher_layers"] for c in quick.conditions[1:])
     assert [m.key for m in full.metrics][:2] == ["retained", "accuracy"]
     json.dumps(full.settings)
-    s = distillation.plan(argparse.Namespace(n_train=50, student_steps=None, temperature=4.0), False).settings
+    s = distillation.plan(replace(distillation.CONFIG(), n_train=50, temperature=4.0)).settings
     assert (s["n_train"], s["student_steps"], s["temperature"]) == (50, full.settings["student_steps"], 4.0)
     with pytest.raises(ConfigError, match="unknown condition"):
         distillation.run_one("3 layers: magic", 0, full.settings)
 
 
 def test_make_student_copies_spread_teacher_layers():
-    from minilm.models.bert import BertConfig, BertForSequenceClassification
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForSequenceClassification
     config = BertConfig(vocab_size=30, max_position_embeddings=16, n_layer=4, n_head=2, n_embd=16)
     teacher = BertForSequenceClassification(config, 3, rng=np.random.default_rng(0))
     student = distillation.make_student({"teacher": teacher}, 2, "tinybert", seed=0)

@@ -61,7 +61,8 @@ def test_cli_json_prints_one_object(capsys):
 
 def test_from_a_checkpoint(tmp_path):
     from minilm.checkpoint import model_meta, save_checkpoint
-    from minilm.models.bert import BertConfig, BertForPreTraining
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForPreTraining
     from minilm.tokenizers import WordPieceTokenizer
     from minilm.data import sentiment_dataset, synthetic_corpus
     texts = [s for d in synthetic_corpus(10, rng=np.random.default_rng(0)) for s in d]

@@ -6,8 +6,9 @@ import pytest
 
 from autograd import no_grad
 from autograd.errors import ConfigError, ShapeError
-from minilm.downstream.gpt_finetune import (GPTForSequenceClassification, format_gpt_report, gpt_evaluate, lm_loss_padded,
-                                 run_gpt_finetune, text_baselines)
+from minilm.commands.finetune import format_gpt_report
+from minilm.downstream.gpt_finetune import (GPTFinetuneConfig, GPTForSequenceClassification, gpt_evaluate,
+                                             lm_loss_padded, run_gpt_finetune, text_baselines)
 from minilm.models.gpt import GPT, GPTConfig
 
 PAD = 0
@@ -72,9 +73,9 @@ def test_validation():
     with pytest.raises(ConfigError, match="pool"):
         _model(pool="first")
     with pytest.raises(ConfigError, match="aux_lm"):
-        run_gpt_finetune(-0.1)
+        run_gpt_finetune(GPTFinetuneConfig(aux_lm=-0.1))
     with pytest.raises(ConfigError, match="seeds"):
-        run_gpt_finetune(0.5, seeds=())
+        run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, seeds=()))
     model = _model()
     ids, mask = _batch()
     with pytest.raises(ShapeError):
@@ -82,14 +83,16 @@ def test_validation():
 
 
 def test_run_gpt_finetune_tiny_reports_every_seed_and_lambda():
-    r = run_gpt_finetune(0.5, pool="last", seeds=(0, 1, 2), steps=3, pretrain_steps=2, batch_size=8, n_docs=10,
-                         n_train=40, n_test=30, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    r = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, pool="last", seeds=(0, 1, 2), steps=3, pretrain_steps=2,
+                                           batch_size=8, n_docs=10, n_train=40, n_test=30, vocab_size=150, n_embd=16,
+                                           n_layer=1), progress=False)
     assert r["lambdas"] == [0.0, 0.5] and r["seeds"] == [0, 1, 2]
     for key in ("0.0", "0.5"):
         assert len(r["accuracy"][key]) == 3 and all(0.0 <= a <= 1.0 for a in r["accuracy"][key])
         assert np.isclose(r["mean_accuracy"][key], np.mean(r["accuracy"][key]))
-    again = run_gpt_finetune(0.5, pool="last", seeds=(0, 1, 2), steps=3, pretrain_steps=2, batch_size=8,
-                             n_docs=10, n_train=40, n_test=30, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    again = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, pool="last", seeds=(0, 1, 2), steps=3, pretrain_steps=2,
+                                               batch_size=8, n_docs=10, n_train=40, n_test=30, vocab_size=150,
+                                               n_embd=16, n_layer=1), progress=False)
     assert again["accuracy"] == r["accuracy"]                 # seeded: the same numbers
     report = format_gpt_report(r)
     assert "λ = 0.0" in report and "λ = 0.5" in report
@@ -97,8 +100,9 @@ def test_run_gpt_finetune_tiny_reports_every_seed_and_lambda():
 
 
 def test_run_reports_losses_metrics_and_baselines():
-    r = run_gpt_finetune(0.5, seeds=(0, 1, 2), steps=3, pretrain_steps=2, batch_size=8, n_docs=10, n_train=40,
-                         n_test=30, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    r = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, seeds=(0, 1, 2), steps=3, pretrain_steps=2, batch_size=8,
+                                           n_docs=10, n_train=40, n_test=30, vocab_size=150, n_embd=16, n_layer=1),
+                         progress=False)
     # held-out task losses: before fine-tuning the head is random, so about log 2
     assert len(r["initial_test_loss"]) == 3 and abs(r["initial_loss"] - np.log(2)) < 0.1
     assert np.isclose(r["initial_loss"], np.mean(r["initial_test_loss"]))
@@ -112,8 +116,9 @@ def test_run_reports_losses_metrics_and_baselines():
     for key in ("train_loss_first", "train_loss_last", "test_loss"):
         assert set(r[key]) == {"0.0", "0.5"} and len(r[key]["0.0"]) == 3
     json.dumps(r)                                             # what --json prints
-    only = run_gpt_finetune(0.0, seeds=(0,), steps=2, pretrain_steps=0, batch_size=8, n_docs=10, n_train=20,
-                            n_test=10, vocab_size=150, n_embd=16, n_layer=1, progress=False)
+    only = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.0, seeds=(0,), steps=2, pretrain_steps=0, batch_size=8,
+                                              n_docs=10, n_train=20, n_test=10, vocab_size=150, n_embd=16, n_layer=1),
+                            progress=False)
     assert only["lambdas"] == [0.0] and only["metrics"] == only["metrics_by_lambda"]["0.0"]
 
 
@@ -156,7 +161,7 @@ def test_gpt_learns_negation():
     """The defaults (200 labelled sentences, pre-training 300 steps, fine-tuning 300): on seed 0 both
     λ = 0 and λ = 0.5 reach ≈ 96% (measured 96.0% / 96.1%), far above the bag of words (≈ 68%), and
     the held-out task loss falls from ≈ log 2 to ≈ 0.18."""
-    r = run_gpt_finetune(0.5, seeds=(0,), progress=False)
+    r = run_gpt_finetune(GPTFinetuneConfig(aux_lm=0.5, seeds=(0,)), progress=False)
     bow = r["baselines"]["bow_accuracy"]
     assert r["accuracy"]["0.0"][0] > 0.85 and r["accuracy"]["0.0"][0] > bow + 0.15
     assert r["accuracy"]["0.5"][0] > 0.85 and r["accuracy"]["0.5"][0] > bow + 0.15

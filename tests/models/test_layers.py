@@ -166,3 +166,159 @@ def test_the_scanner_sees_every_kind_of_import(tmp_path, monkeypatch):
         encoding="utf-8")
     found = violations([pkg / "x.py"], {"minilm.commands", "minilm.cli"}, "no")
     assert [f.split(":")[1] for f in found] == ["1", "3", "4", "5"], found
+
+
+# ---- no import cycle at module level -------------------------------------------------------------------
+# An edge a -> b of this set is allowed to close a loop, with its reason; every other loop fails.
+ALLOWED_CYCLE_EDGES = {
+    # Tensor's operators call the ops, and the ops build Tensors: tensor.py imports ops as its last
+    # line, once Tensor exists (tinygrad's tensor.py does the same with its function.py).
+    ("autograd.tensor", "autograd.ops"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_level_imports(path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, module, name) of each import that runs when ``path`` is imported: module level, in
+    classes and under ``if``/``try``/``with``; not inside functions, not under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = _package(path)
+    found = []
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, a.name, None) for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package[:len(package) - (node.level - 1)] + ([base] if base else []))
+                found.extend((node.lineno, base, a.name) for a in node.names)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            elif isinstance(node, (ast.ClassDef, ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def import_graph(*folders: str) -> dict[str, dict[str, int]]:
+    """module -> {module it imports at module level: line}, over the files of ``folders``. ``from a
+    import b`` points at a.b when that is a module of ours, else at a."""
+    files = {_module_name(p): p for p in python_files(*folders)}
+    graph = {}
+    for name, path in files.items():
+        edges = {}
+        for line, base, item in module_level_imports(path):
+            target = f"{base}.{item}" if item and f"{base}.{item}" in files else base
+            while target and target not in files:  # import a.b.c of a module we do not have: its package
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.setdefault(target, line)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The loops of ``graph``: its strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def strong(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_no_import_cycle_at_module_level():
+    """A loop of module-level imports makes the import order matter (a name is missing when the
+    loop is entered from the other side), and function-local imports to dodge it hide the layers."""
+    graph = import_graph("minilm", "autograd")
+    for a, b in ALLOWED_CYCLE_EDGES:
+        assert b in graph.get(a, {}), f"ALLOWED_CYCLE_EDGES: {a} no longer imports {b}: remove the entry"
+        del graph[a][b]
+    found = cycles(graph)
+    shown = ["  " + " -> ".join(c) + "\n    " + "; ".join(f"{a} imports {b} (line {graph[a][b]})"
+                                                       for a in c for b in graph[a] if b in c) for c in found]
+    assert not found, "module-level import loops:\n" + "\n".join(shown)
+
+
+def test_the_cycle_finder_finds_a_loop(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    pkg = tmp_path / "minilm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "a.py").write_text("from . import b\n", encoding="utf-8")
+    (pkg / "b.py").write_text("import numpy\nfrom minilm.c import f\ndef g():\n    from . import a\n", encoding="utf-8")
+    (pkg / "c.py").write_text("try:\n    from .a import x\nexcept ImportError:\n    pass\n", encoding="utf-8")
+    graph = import_graph("minilm")
+    assert graph["minilm.b"] == {"minilm.c": 2}, graph  # numpy is not ours; the local import does not count
+    assert cycles(graph) == [["minilm.a", "minilm.b", "minilm.c"]]
+
+
+# ---- short functions -------------------------------------------------------------------------------------
+MAX_FUNCTION_LINES = 60
+# path:function -> why it may be longer. Keep it empty where you can.
+LONG_FUNCTIONS_ALLOWED: dict[str, str] = {}
+
+
+def long_functions(*folders: str) -> dict[str, int]:
+    """``"path:function": lines`` (def line to last line, nested functions included) of every function
+    in ``folders`` longer than MAX_FUNCTION_LINES."""
+    out = {}
+    for path in python_files(*folders):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    out[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
+    return out
+
+
+def test_no_function_is_longer_than_60_lines():
+    """A function that does not fit on a screen does several things: split it into named steps."""
+    found = {k: n for k, n in long_functions("minilm", "autograd").items() if k not in LONG_FUNCTIONS_ALLOWED}
+    assert not found, (f"functions over {MAX_FUNCTION_LINES} lines (split them, or add them to "
+                       "LONG_FUNCTIONS_ALLOWED with the reason):\n  "
+                       + "\n  ".join(f"{k}: {n} lines" for k, n in sorted(found.items())))
+
+
+# ---- a root that says where you are ----------------------------------------------------------------------
+MAX_ROOT_MODULES = 8
+
+
+def test_the_root_of_minilm_holds_few_modules():
+    """Loose files at the top of minilm/ hide where an idea lives: new code goes into a package
+    (docs/architecture.md lists them)."""
+    root = sorted(p.name for p in (ROOT / "minilm").glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, (f"minilm/ holds {len(root)} modules at its root ({', '.join(root)}); "
+                                           f"at most {MAX_ROOT_MODULES}: move the new one into a package")

@@ -10,7 +10,8 @@ import pytest
 
 from autograd import no_grad
 from autograd.errors import CheckpointError, ConfigError
-from minilm.models.bert import BertConfig, BertForPreTraining, BertModel
+from minilm.models.bert import BertConfig, BertModel
+from minilm.models.bert_heads import BertForPreTraining
 from minilm.models.gpt import GPT, GPTConfig
 from minilm.pretrained import export, load_bert, load_gpt2
 from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors

@@ -139,8 +139,9 @@ def test_gpt_recipe_loss_is_the_task_4_1_slot_and_equals_the_shifted_cross_entro
     import numpy as np
 
     import autograd.functional as F
-    from minilm.recipes import gpt, recipe_args
-    recipe = gpt.build(recipe_args(gpt, docs=20, n_layer=1, n_embd=32, block_size=16))
+    from dataclasses import replace
+    from minilm.recipes import gpt
+    recipe = gpt.build(replace(gpt.CONFIG(), docs=20, n_layer=1, n_embd=32, block_size=16))
     batch = recipe.batch(np.random.default_rng(0))
     with tasks.trace() as seen:
         loss, _ = recipe.loss(recipe.model, batch)

@@ -1,10 +1,13 @@
 """RoBERTa: the model (BERT encoder + MLM head, no NSP, one segment) and its recipe (byte-level BPE,
 FULL-/DOC-SENTENCES packing, dynamic vs static masking read epoch by epoch)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import autograd.functional as F
 from autograd import Tensor
+from minilm.downstream.finetune import finetune_sentiment
 from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
 from minilm.recipes import roberta as recipe
 
@@ -59,9 +62,9 @@ def test_checkpoint_rebuilds_the_model(tmp_path):
 # ---------------------------------------------------------------- the recipe
 
 def _recipe(**kw):
-    args = recipe.default_args(**{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
-                                         batch_size=8, vocab_size=300), **kw})
-    return recipe.build(args)
+    cfg = replace(recipe.CONFIG(), **{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
+                                             batch_size=8, vocab_size=300), **kw})
+    return recipe.build(cfg)
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +135,6 @@ def test_training_a_few_steps_lowers_the_loss(tmp_path, dynamic):
 
 
 def test_finetune_sentiment_returns_accuracies(dynamic):
-    result = recipe.finetune_sentiment(dynamic.model, dynamic.tokenizer, steps=20, n_train=200, n_test=100)
+    result = finetune_sentiment(dynamic.model, dynamic.tokenizer, steps=20, n_train=200, n_test=100)
     for k in ("accuracy", "negation_accuracy", "plain_accuracy", "bow_accuracy"):
         assert 0.0 <= result[k] <= 1.0

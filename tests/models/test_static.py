@@ -7,7 +7,8 @@ import pytest
 from autograd.errors import ConfigError, MiniLMError
 from minilm.downstream import static
 from minilm.data import synthetic_corpus, word_similarity_pairs
-from minilm.models.bert import BertConfig, BertForPreTraining
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForPreTraining
 from minilm.tokenizers import WordPieceTokenizer
 
 

@@ -180,16 +180,12 @@ def test_checkpoint_round_trip(tmp_path):
 
 
 def test_recipe_smoke(tmp_path):
-    import argparse
+    from dataclasses import replace
     from minilm.recipes import t5 as recipe
     from minilm.train import TrainConfig, train
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    recipe.add_arguments(p)
-    for extra in ([], ["--task", "reverse"]):
-        args = p.parse_args(["--docs", "30", "--n-embd", "16", "--n-layer", "1", "--batch-size", "4",
-                             "--vocab-size", "120", *extra])
-        r = recipe.build(args)
+    for extra in ({}, {"task": "reverse"}):
+        cfg = replace(recipe.CONFIG(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120, **extra)
+        r = recipe.build(cfg)
         if not extra:  # sentinels count down from the top of the vocabulary
             V_ = r.tokenizer.vocab_size
             assert r.tokenizer.id_to_token(V_ - 1) == "<extra_id_0>" and r.sentinels[1] == V_ - 2
@@ -200,8 +196,7 @@ def test_recipe_smoke(tmp_path):
         if extra:
             assert "exact_match" in s["metrics"] and "copy_exact_match" in s["baselines"]
     # fine-tune the pre-trained model (its tokenizer comes along) on a task
-    args = p.parse_args(["--task", "copy", "--init", str(tmp_path / "0" / "checkpoint.npz")])
-    r = recipe.build(args)
+    r = recipe.build(replace(recipe.CONFIG(), task="copy", init=str(tmp_path / "0" / "checkpoint.npz")))
     assert r.model.config.n_embd == 16 and r.tokenizer.id_to_token(r.tokenizer.vocab_size - 1) == "<extra_id_0>"
     s = train(r, TrainConfig(steps=1, eval_every=1, checkpoint_every=1), tmp_path / "ft", progress=False, plot=False)
     assert np.isfinite(s["final_loss"])

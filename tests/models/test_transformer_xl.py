@@ -1,5 +1,5 @@
 """Transformer-XL (minilm/models/transformer_xl.py) and its recall recipe."""
-import argparse
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -66,12 +66,9 @@ def test_errors():
         model(np.array([[0, 20]]))                              # id out of range
 
 
-def _recipe_args(**kw):
+def _recipe_config(**kw):
     from minilm.recipes import transformer_xl as R
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    R.add_arguments(p)
-    return p.parse_args([f"--{k.replace('_', '-')}={v}" for k, v in kw.items()])
+    return replace(R.CONFIG(), **kw)
 
 
 def test_recall_batch_puts_the_answer_beyond_one_segment():
@@ -89,11 +86,12 @@ def test_recall_batch_puts_the_answer_beyond_one_segment():
 def test_memory_beats_no_memory_on_recall(tmp_path):
     """The same recipe trained with and without memory: only the memory solves the task."""
     from minilm.recipes import transformer_xl as R
-    from minilm.train import TrainConfig, train
+    from minilm.train import train
     results = {}
     for mem_len in (12, 0):
-        recipe = R.build(_recipe_args(mem_len=mem_len, n_val=128))
-        cfg = TrainConfig(**{**R.TRAIN_DEFAULTS, "steps": 150, "eval_every": 150, "checkpoint_every": 150})
+        config = _recipe_config(mem_len=mem_len, n_val=128, steps=150, eval_every=150, checkpoint_every=150)
+        recipe = R.build(config)
+        cfg = config.train_config()
         results[mem_len] = train(recipe, cfg, tmp_path / str(mem_len), progress=False, plot=False)
     with_mem, without = results[12]["metrics"], results[0]["metrics"]
     chance = results[0]["baselines"]["chance_accuracy"]

@@ -3,8 +3,8 @@ on the masks of minilm.corruption.xlnet_inputs, bit-for-bit mask properties, pre
 chosen order, the multi-token-name probe, checkpoints and the training recipe."""
 from __future__ import annotations
 
-import argparse
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -269,26 +269,22 @@ def test_name_probes_and_scores():
     assert name_probes(stream, tok, block_size=8, names=names, max_probes=1)["input_ids"].shape == (1, 8)
 
 
-def recipe_args():
+def recipe_config():
     """A tiny ``minilm train xlnet`` (30 documents, width 16, one layer)."""
     from minilm.recipes import xlnet as module
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    module.add_arguments(p)
-    return module, p.parse_args(["--docs", "30", "--block-size", "16", "--n-layer", "1", "--n-embd", "16",
-                                 "--n-head", "2", "--batch-size", "4", "--vocab-size", "150",
-                                 "--name-probes", "8"])
+    return module, replace(module.CONFIG(), docs=30, block_size=16, n_layer=1, n_embd=16, n_head=2, batch_size=4,
+                           vocab_size=150, name_probes=8)
 
 
 def test_recipe_trains_and_reports(tmp_path):
-    from minilm.train import TrainConfig, train
-    module, args = recipe_args()
-    recipe = module.build(args)
+    from minilm.train import train
+    module, config = recipe_config()
+    recipe = module.build(config)
     b = recipe.batch(np.random.default_rng(0))
     candidates = (b["input_ids"] != recipe.tokenizer.sep_id).sum(axis=1)
     assert (b["labels"] != -100).sum(axis=1).tolist() == [max(1, round(n / 6)) for n in candidates]  # K = 6
     assert not (b["labels"] == recipe.tokenizer.sep_id).any()   # [SEP] is functional, never a target
-    cfg = TrainConfig(**{**module.TRAIN_DEFAULTS, "steps": 3, "eval_every": 3, "checkpoint_every": 3})
+    cfg = replace(config, steps=3, eval_every=3, checkpoint_every=3).train_config()
     s = train(recipe, cfg, tmp_path, progress=False, plot=False)
     json.dumps(s)
     assert {"initial_loss", "final_loss", "metrics", "baselines"} <= set(s)
@@ -302,12 +298,10 @@ def test_recipe_trains_and_reports(tmp_path):
 def test_recipe_defaults_beat_the_baselines(tmp_path):
     """``minilm train xlnet`` as shipped (1,200 steps; about a minute on an idle 2-core machine)."""
     from minilm.recipes import xlnet as module
-    from minilm.train import TrainConfig, train
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    module.add_arguments(p)
-    recipe = module.build(p.parse_args([]))
-    s = train(recipe, TrainConfig(**module.TRAIN_DEFAULTS), tmp_path, progress=False, plot=False)
+    from minilm.train import train
+    config = module.CONFIG()
+    recipe = module.build(config)
+    s = train(recipe, config.train_config(), tmp_path, progress=False, plot=False)
     b = s["baselines"]
     assert s["final_loss"] < b["unigram_loss"] - 1.0
     assert s["metrics"]["target_accuracy"] > b["most_frequent_token_accuracy"] + 0.2

@@ -1,0 +1,105 @@
+"""One configuration path: the recipes' config dataclasses and the command-line options generated
+from them (minilm/recipes/config.py)."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, Optional
+
+import pytest
+
+from autograd.errors import ConfigError
+from minilm.recipes import FAMILIES, available
+from minilm.recipes.config import add_options, field_comments, from_args
+
+
+@dataclass
+class Base:
+    steps: int = 10                 # optimizer steps
+    rate: float = 0.5               # a share, 50% by default
+
+
+@dataclass
+class Child(Base):
+    # a section comment: not the help of the field above it
+    name: str = "x"                 # a name that needs
+                                    # two lines of help
+    path: Optional[Path] = None     # a file (default: none)
+    kind: Literal["a", "b"] = "a"   # one of two
+    width: Optional[int] = None     # a width (default: the model's)
+    flag: bool = False              # switch it on
+    steps: int = 20
+
+
+def _parser(cls, **kw):
+    p = argparse.ArgumentParser(prog="t")
+    add_options(p, cls, **kw)
+    return p
+
+
+def test_comments_are_the_help_and_a_redeclared_default_keeps_it():
+    comments = field_comments(Child)
+    assert comments["name"] == "a name that needs two lines of help"
+    assert comments["steps"] == "optimizer steps"       # Child only changes the default
+    assert comments["rate"] == "a share, 50% by default"
+    helps = {a.dest: a.help for a in _parser(Child)._actions}
+    assert helps["steps"] == "optimizer steps (default 20)"
+    assert helps["rate"] == "a share, 50%% by default (default 0.5)"   # argparse %-formats help
+    assert helps["path"] == "a file (default: none)"                   # None: the comment says what it means
+    assert helps["flag"] == "switch it on"
+
+
+def test_types_defaults_choices_and_the_round_trip():
+    p = _parser(Child)
+    assert from_args(Child, p.parse_args([])) == Child()
+    cfg = from_args(Child, p.parse_args(["--steps", "3", "--rate", "0.25", "--name", "y", "--path", "f.txt",
+                                         "--kind", "b", "--width", "8", "--flag"]))
+    assert cfg == Child(steps=3, rate=0.25, name="y", path=Path("f.txt"), kind="b", width=8, flag=True)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--kind", "c"])                  # Literal -> choices
+    assert "--steps" not in _parser(Child, skip=("steps",)).format_help()
+
+
+def test_an_annotation_without_an_option_is_refused():
+    @dataclass
+    class Bad:
+        sizes: list[int] = None  # several sizes
+
+    with pytest.raises(ConfigError, match="Bad.sizes"):
+        _parser(Bad)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_family_parses_to_its_own_defaults_and_documents_each_option(family):
+    module = available()[family]
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=0, help="the command's")
+    p.add_argument("--out", type=Path, default=None, help="the command's")
+    add_options(p, module.CONFIG, skip=("seed", "out"))
+    assert from_args(module.CONFIG, p.parse_args([])) == module.CONFIG()
+    undocumented = [a.dest for a in p._actions if a.dest != "help" and not a.help]
+    assert not undocumented, f"{family}: fields without a comment: {undocumented}"
+    assert callable(module.build) and callable(module.describe)
+
+
+def test_train_config_caps_the_periods_and_refuses_zero_steps():
+    from minilm.recipes import xlnet
+    cfg = replace(xlnet.CONFIG(), steps=30).train_config()
+    assert (cfg.steps, cfg.lr, cfg.warmup, cfg.eval_every, cfg.checkpoint_every) == (30, 2e-3, 100, 30, 30)
+    with pytest.raises(ConfigError, match="steps=0"):
+        replace(xlnet.CONFIG(), steps=0).train_config()
+
+
+def test_electra_defaults_and_objectives_come_from_the_model():
+    from minilm.experiments import electra_ablation
+    from minilm.models.electra import OBJECTIVES, ElectraConfig
+    from minilm.recipes import electra
+    cfg = electra.CONFIG()
+    assert (cfg.objective, cfg.generator_fraction, cfg.disc_weight, cfg.mask_prob, cfg.n_embd) == (
+        ElectraConfig.objective, ElectraConfig.generator_hidden_fraction, ElectraConfig.disc_weight,
+        ElectraConfig.mask_prob, ElectraConfig.n_embd)
+    p = _parser(electra.CONFIG, skip=("seed",))
+    assert next(a for a in p._actions if a.dest == "objective").choices == OBJECTIVES
+    assert electra_ablation.CONFIG().generator_fraction == cfg.generator_fraction
+    assert electra_ablation.CONFIG().n_embd == cfg.n_embd
