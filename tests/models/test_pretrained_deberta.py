@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 from minilm.models.deberta_positions import log_bucket, relative_index, slot_tables
 from minilm.pretrained import export, hf_logits, load_pretrained
 from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
+from tests.models.hf_fixture_tool import fixture_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "hf"
@@ -282,13 +282,7 @@ def test_transformers_agrees_with_the_fixtures_and_the_exports(tmp_path):
     back in the v2 format included)."""
     import torch
     import transformers as tf
-    if not (ROOT / "tools" / "make_hf_fixtures.py").is_file():
-        pytest.skip("tools/make_hf_fixtures.py is not in this copy (a student release leaves tools/make_* out)")
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import make_hf_fixtures
-    finally:
-        sys.path.pop(0)
+    make_hf_fixtures = fixture_tool()
     for name in FIXTURES:
         diff, same = make_hf_fixtures.check(name, DATA / name)
         assert diff < 1e-5 and same, f"{name}: transformers now gives logits {diff:.2e} away / other ids"

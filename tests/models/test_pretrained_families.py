@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 
 from autograd.errors import CheckpointError, ShapeError
 from minilm.pretrained import hf_logits, load_pretrained
+from tests.models.hf_fixture_tool import fixture_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "hf"
@@ -152,13 +152,7 @@ def test_a_file_with_an_unknown_key_is_refused(tmp_path):
 def test_fixtures_are_what_transformers_computes(tmp_path):
     """The stored arrays are what transformers computes from the stored folders, and minilm's
     exported BART / T5 folders give transformers the same logits."""
-    if not (ROOT / "tools" / "make_hf_fixtures.py").is_file():
-        pytest.skip("tools/make_hf_fixtures.py is not in this copy (a student release leaves tools/make_* out)")
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import make_hf_fixtures
-    finally:
-        sys.path.pop(0)
+    make_hf_fixtures = fixture_tool()
     for name in FIXTURES:
         diff, same = make_hf_fixtures.check(name, DATA / name)
         assert diff < 1e-5 and same, f"{name}: transformers now gives logits {diff:.2e} away / other ids"

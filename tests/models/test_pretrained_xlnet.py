@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from autograd.errors import CheckpointError
 from minilm.models.xlnet_released import XLNetReleased, XLNetReleasedConfig, relative_positions
 from minilm.pretrained import export, hf_logits, load_pretrained
 from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
+from tests.models.hf_fixture_tool import fixture_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "hf"
@@ -226,13 +226,7 @@ def test_relative_positions_are_the_distances_k_down_to_minus_t():
 def test_fixture_is_what_transformers_computes(tmp_path):
     """The stored arrays and ids are what transformers computes from the stored folder, and an
     exported XLNetReleased gives AutoModelForCausalLM the same logits."""
-    if not (ROOT / "tools" / "make_hf_fixtures.py").is_file():
-        pytest.skip("tools/make_hf_fixtures.py is not in this copy (a student release leaves tools/make_* out)")
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import make_hf_fixtures
-    finally:
-        sys.path.pop(0)
+    make_hf_fixtures = fixture_tool()
     diff, same = make_hf_fixtures.check("xlnet", XLNET)
     assert diff < 1e-5 and same, f"xlnet: transformers now gives logits {diff:.2e} away / other ids"
     assert make_hf_fixtures.NFKC_CASES == NFKC_CASES
