@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minilm.corruption import mask_tokens, mask_tokens_wwm
+from minilm.data import create_nsp_instances, encode_documents, nsp_arrays
+from minilm.downstream.baselines import MostFrequentToken
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForPreTraining
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.tokenizers import WordPieceTokenizer
 
 
 @dataclass
@@ -38,11 +44,6 @@ class BertRecipe:
     family = "bert"
 
     def __init__(self, cfg: BertRecipeConfig):
-        from minilm.downstream.baselines import MostFrequentToken
-        from minilm.data import create_nsp_instances, encode_documents, nsp_arrays
-        from minilm.models.bert import BertConfig
-        from minilm.models.bert_heads import BertForPreTraining
-        from minilm.tokenizers import WordPieceTokenizer
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         rng = np.random.default_rng([cfg.seed, 777])
@@ -67,7 +68,6 @@ class BertRecipe:
         self.most_frequent = MostFrequentToken().fit(self.train["input_ids"], ignore_ids=self.special)
 
     def _mask(self, ids, rng):
-        from minilm.corruption import mask_tokens, mask_tokens_wwm
         tok = self.tokenizer
         if self.whole_word:  # BERT's fixed budget per sequence, whole words only
             tokens = [tok.convert_ids_to_tokens(row.tolist()) for row in ids]

@@ -13,7 +13,16 @@ from typing import Optional
 
 import numpy as np
 
+from minilm.corruption import mask_tokens
+from minilm.data import pad_batch
+from minilm.downstream.baselines import MostFrequentToken
+from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.tokenizers import WordPieceTokenizer
+from autograd import no_grad
+from minilm.models.bert import BertConfig
+from minilm.models.bert_heads import BertForPreTraining
+from minilm.train import fit, short_run
 
 
 @dataclass
@@ -39,10 +48,6 @@ class DebertaRecipe:
     family = "deberta"
 
     def __init__(self, cfg: DebertaRecipeConfig):
-        from minilm.downstream.baselines import MostFrequentToken
-        from minilm.data import pad_batch
-        from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
-        from minilm.tokenizers import WordPieceTokenizer
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
 
@@ -63,7 +68,6 @@ class DebertaRecipe:
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=self.special)
 
     def _mask(self, ids, rng):
-        from minilm.corruption import mask_tokens
         return mask_tokens(ids, mask_id=self.tokenizer.mask_id, vocab_size=self.tokenizer.vocab_size,
                            special_ids=self.special, rng=rng)
 
@@ -99,10 +103,6 @@ class DebertaRecipe:
 
     def _bert_accuracy(self, steps) -> float:
         """A BERT of the same size (absolute positions at the input, MLM only) on the same data."""
-        from autograd import no_grad
-        from minilm.train import fit, short_run
-        from minilm.models.bert import BertConfig
-        from minilm.models.bert_heads import BertForPreTraining
         a = self.cfg
         cfg = BertConfig(vocab_size=self.tokenizer.vocab_size, max_position_embeddings=self.train_ids.shape[1],
                          n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, dropout=0.0)

@@ -17,9 +17,12 @@ from typing import Literal, Optional
 
 import numpy as np
 
-from minilm.models.electra import OBJECTIVES, ElectraConfig
+from minilm.data import encode_documents, pack_sentences, pad_batch
+from minilm.downstream.baselines import MostFrequentToken
+from minilm.models.electra import Electra, ElectraConfig, OBJECTIVES
 from minilm.recipes.common import CorpusConfig
 from minilm.recipes.roberta import corpus_and_tokenizer
+from minilm.tokenizers import WordPieceTokenizer
 
 MODEL = ElectraConfig  # the model's defaults, written once (minilm/models/electra.py)
 
@@ -65,10 +68,6 @@ class ElectraRecipe:
     family = "electra"
 
     def __init__(self, cfg: ElectraRecipeConfig):
-        from minilm.downstream.baselines import MostFrequentToken
-        from minilm.data import encode_documents, pack_sentences
-        from minilm.models.electra import Electra, ElectraConfig
-        from minilm.tokenizers import WordPieceTokenizer
         train_docs, val_docs, tok = corpus_and_tokenizer(cfg, WordPieceTokenizer)
         self.tokenizer = tok
 
@@ -90,7 +89,6 @@ class ElectraRecipe:
         self._baselines: dict = {}
 
     def _pad(self, blocks):
-        from minilm.data import pad_batch
         return pad_batch(blocks, self.tokenizer.pad_id)  # ids, attention_mask (B, T)
 
     def batch(self, rng):

@@ -18,6 +18,8 @@ from typing import Literal
 
 import numpy as np
 
+from minilm.data import pad_batch
+from minilm.models.prefixlm import lm_labels, PrefixLM, PrefixLMConfig
 from minilm.recipes.common import RecipeConfig
 from minilm.recipes.seq2seq import exact_match, token_stats
 from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
@@ -44,7 +46,6 @@ class PrefixLMRecipe:
     family = "prefixlm"
 
     def __init__(self, cfg: PrefixLMRecipeConfig):
-        from minilm.models.prefixlm import PrefixLM, PrefixLMConfig
         self.cfg, self.batch_size = cfg, cfg.batch_size
         tok = self.tokenizer = task_tokenizer()
         self.eos_id = tok.sep_id
@@ -58,8 +59,6 @@ class PrefixLMRecipe:
 
     def _arrays(self, pairs):
         """ids (B, T) = [source ; target ; pad], prefix lengths, attention mask, target-only labels."""
-        from minilm.data import pad_batch
-        from minilm.models.prefixlm import lm_labels
         ids, mask = pad_batch([s + t for s, t in pairs], self.tokenizer.pad_id)
         prefix = np.array([len(s) for s, _ in pairs])
         labels = lm_labels(ids, prefix, mask.sum(axis=1))

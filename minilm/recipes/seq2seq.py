@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 import autograd.functional as F
+from minilm.data import pad_batch
+from minilm.models.seq2seq import strip_after_eos
 
 
 def exact_match(predicted: list, targets: list) -> float:
@@ -32,7 +34,6 @@ class Seq2SeqRecipe:
     def _arrays(self, pairs):
         """[(source ids, target ids)] → source (B, S), its attention mask (B, S), labels (B, T)
         padded with -100 (the model builds the decoder input from them)."""
-        from minilm.data import pad_batch
         src, src_mask = pad_batch([s for s, _ in pairs], self.tokenizer.pad_id)
         labels, _ = pad_batch([t for _, t in pairs], -100)
         return src, src_mask, labels
@@ -55,7 +56,6 @@ class Seq2SeqRecipe:
     def greedy_exact_match(self, model, pairs, max_len: int, eos_id: int) -> float:
         """Exact match of greedy decoding (at most ``max_len`` tokens, cut after ``eos_id``), 100
         pairs at a time."""
-        from minilm.models.seq2seq import strip_after_eos
         predicted = []
         for i in range(0, len(pairs), 100):
             src, src_mask, _ = self._arrays(pairs[i:i + 100])

@@ -22,8 +22,13 @@ from typing import Literal, Optional
 import numpy as np
 
 from autograd.errors import ConfigError
+from minilm.corruption import random_spans_helper, span_corruption, t5_sentinel_ids
+from minilm.data import seq2seq_dataset
+from minilm.downstream.baselines import NGramLM
+from minilm.models.t5 import T5, T5Config
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes.seq2seq import Seq2SeqRecipe
+from minilm.tokenizers import WordPieceTokenizer
 
 TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
 
@@ -54,8 +59,6 @@ class T5RecipeConfig(CorpusConfig):
 
 def task_tokenizer(vocab_size: int = 64):
     """A WordPiece vocabulary for the toy tasks: the task names, ':', the letters, the digits."""
-    from minilm.data import seq2seq_dataset
-    from minilm.tokenizers import WordPieceTokenizer
     pairs = seq2seq_dataset("mixed", 2000, rng=np.random.default_rng(0), min_len=1, max_len=12)
     return WordPieceTokenizer.train([s for pair in pairs for s in pair], vocab_size)
 
@@ -72,7 +75,6 @@ class TaskData:
         self.train_sample = self.encode(self.texts(2000, np.random.default_rng([seed, 4343])))
 
     def texts(self, n, rng):
-        from minilm.data import seq2seq_dataset
         return seq2seq_dataset(self.task, n, rng=rng, min_len=self.min_len, max_len=self.max_len)
 
     def encode(self, pairs):
@@ -85,7 +87,6 @@ class TaskData:
         return max(len(t) for _, t in self.val) + 2
 
     def baselines(self, vocab_size) -> dict:
-        from minilm.downstream.baselines import NGramLM
         copy = np.mean([s.split(":", 1)[1].strip() == t for s, t in self.val_text])
         unigram = NGramLM(order=1).fit([np.array(t) for _, t in self.train_sample], vocab_size)
         y = np.concatenate([t for _, t in self.val])
@@ -98,8 +99,6 @@ class T5Recipe(Seq2SeqRecipe):
     family = "t5"
 
     def __init__(self, cfg: T5RecipeConfig):
-        from minilm.corruption import random_spans_helper, t5_sentinel_ids
-        from minilm.models.t5 import T5, T5Config
         self.cfg = cfg
         self.batch_size = cfg.batch_size or (16 if cfg.task is None else 32)
         if cfg.init is not None and cfg.task is None:
@@ -125,7 +124,6 @@ class T5Recipe(Seq2SeqRecipe):
     def _tokenizer_with_sentinels(corpus_texts, vocab_size, n_sentinels):
         """WordPiece on the corpus, then ``<extra_id_{n-1}> … <extra_id_0>`` appended, so that
         ``<extra_id_0>`` is the last id (T5's convention)."""
-        from minilm.tokenizers import WordPieceTokenizer
         base = WordPieceTokenizer.train(corpus_texts, vocab_size)
         vocab = [base.id_to_token(i) for i in range(base.vocab_size)]
         sentinels = [f"<extra_id_{k}>" for k in reversed(range(n_sentinels))]
@@ -135,7 +133,6 @@ class T5Recipe(Seq2SeqRecipe):
         return np.asarray([i for d in docs for s in d for i in self.tokenizer.encode(s)], dtype=np.int64)
 
     def _corrupt_windows(self, stream, n, rng):
-        from minilm.corruption import span_corruption
         if len(stream) <= self.raw_length:
             raise ConfigError(f"minilm train t5: the text has {len(stream)} tokens, fewer than one window of "
                               f"{self.raw_length}; use a bigger corpus or a smaller --input-length")
@@ -146,7 +143,6 @@ class T5Recipe(Seq2SeqRecipe):
 
     # seq2seq tasks -----------------------------------------------------------------------------
     def _task_setup(self, cfg):
-        from minilm.models.t5 import T5, T5Config
         if cfg.init is not None:
             from minilm.checkpoint import load_model
             self.model, self.tokenizer, _ = load_model(cfg.init)
@@ -178,7 +174,6 @@ class T5Recipe(Seq2SeqRecipe):
         return metrics
 
     def baselines(self):
-        from minilm.downstream.baselines import NGramLM
         V = self.tokenizer.vocab_size
         if self.cfg.task is not None:
             return self.data.baselines(V)

@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from minilm.models.transformer_xl import IGNORE_INDEX
+from minilm.models.transformer_xl import IGNORE_INDEX, TransformerXL, TransformerXLConfig
 from minilm.recipes.common import RecipeConfig
 
 
@@ -76,7 +76,6 @@ class TransformerXLRecipe:
     family = "transformer-xl"
 
     def __init__(self, cfg: TransformerXLRecipeConfig):
-        from minilm.models.transformer_xl import TransformerXL, TransformerXLConfig
         self.segment_len, self.batch_size = cfg.segment_len, cfg.batch_size
         mem_len = cfg.segment_len if cfg.mem_len is None else cfg.mem_len
         self.vocab = RecallVocab(cfg.n_keys, cfg.n_noise)

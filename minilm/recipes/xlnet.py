@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minilm.corruption import xlnet_inputs
+from minilm.data import lm_blocks, sample_lm_batch
+from minilm.downstream.baselines import MostFrequentToken, NGramLM
+from minilm.models.xlnet import XLNet, XLNetConfig
+from minilm.models.xlnet_predict import name_probes, predict_in_order, score_name_predictions
 from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
+from minilm.tokenizers import WordPieceTokenizer
 
 
 @dataclass
@@ -41,11 +47,6 @@ class XLNetRecipe:
     family = "xlnet"
 
     def __init__(self, cfg: XLNetRecipeConfig):
-        from minilm.downstream.baselines import MostFrequentToken, NGramLM
-        from minilm.data import lm_blocks
-        from minilm.models.xlnet import XLNet, XLNetConfig
-        from minilm.models.xlnet_predict import name_probes
-        from minilm.tokenizers import WordPieceTokenizer
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         self.train_ids, val_ids = stream(train_docs, tok), stream(val_docs, tok)
@@ -65,11 +66,9 @@ class XLNetRecipe:
         self.unigram = NGramLM(order=1).fit(self.train_ids, tok.vocab_size)
 
     def _inputs(self, windows, rng):
-        from minilm.corruption import xlnet_inputs
         return xlnet_inputs(windows, rng=rng, K=self.K, functional_ids=self.functional)
 
     def batch(self, rng):
-        from minilm.data import sample_lm_batch
         x, _ = sample_lm_batch(self.train_ids, self.block_size, self.batch_size, rng=rng)
         return self._inputs(x, rng)
 
@@ -80,7 +79,6 @@ class XLNetRecipe:
 
     def evaluate(self, model):
         import autograd.functional as F
-        from minilm.models.xlnet_predict import predict_in_order, score_name_predictions
         v, total, correct, n = self.val, 0.0, 0, 0
         for i in range(0, len(v["input_ids"]), 64):
             sl = slice(i, i + 64)
