@@ -28,6 +28,12 @@ from .bert import export_bert, load_bert_model
 from .files import CONVERT_HINT
 from .gpt2 import export_gpt, load_gpt2
 from .sentence import PretrainedBert, l2_normalize, load_bert, mean_pool
+from minilm.models.bart import Bart
+from minilm.models.deberta import DebertaForMaskedLM
+from minilm.models.electra import Electra, ElectraDiscriminator, ElectraGenerator
+from minilm.models.roberta import RobertaForMaskedLM
+from minilm.models.t5 import T5
+from minilm.models.xlnet_released import XLNetReleased
 
 __all__ = ["load_pretrained", "hf_logits", "load_bert", "load_gpt2", "export", "PretrainedBert", "mean_pool",
            "l2_normalize", "load_bert_model", "CONVERT_HINT"]
@@ -41,8 +47,6 @@ def export(model, directory, tokenizer=None) -> Path:
     from row 0 with ε 1e-12, ``DistilBertForMaskedLM``) format, an ELECTRA network in
     ``ElectraForPreTraining`` / ``ElectraForMaskedLM`` format (an Electra: both, ``DIR/discriminator``
     and ``DIR/generator``). With ``tokenizer``, its files go into the folder as well."""
-    from minilm.models.bart import Bart
-    from minilm.models.t5 import T5
 
     from .export_seq2seq import export_bart, export_t5
     if isinstance(model, GPT):
@@ -53,16 +57,12 @@ def export(model, directory, tokenizer=None) -> Path:
         return export_bart(model, directory, tokenizer)
     if isinstance(model, T5):
         return export_t5(model, directory, tokenizer)
-    from minilm.models.electra import Electra, ElectraDiscriminator, ElectraGenerator
-    from minilm.models.roberta import RobertaForMaskedLM
     if isinstance(model, (RobertaForMaskedLM, Electra, ElectraDiscriminator, ElectraGenerator)):
         from .export_encoders import export_encoder   # RoBERTa / DistilBERT / ELECTRA (export_encoders.py)
         return export_encoder(model, directory, tokenizer)
-    from minilm.models.xlnet_released import XLNetReleased
     if isinstance(model, XLNetReleased):   # XLNetLMHeadModel format (export_xlnet.py)
         from .export_xlnet import export_xlnet
         return export_xlnet(model, directory, tokenizer)
-    from minilm.models.deberta import DebertaForMaskedLM
     if isinstance(model, DebertaForMaskedLM):   # DebertaV2ForMaskedLM format (export_deberta.py)
         from .export_deberta import export_deberta
         return export_deberta(model, directory, tokenizer)

@@ -53,6 +53,7 @@ from .files import CONFIG, config_value, read_config
 from .gpt2 import load_gpt2
 from .seq2seq import load_bart, load_t5
 from .xlnet import load_xlnet
+from minilm.tokenizers.hf_json import load_hf_tokenizer
 
 LOADERS = {"gpt2": load_gpt2, "bert": lambda d: load_bert_model(d)[0], "roberta": load_roberta,
            "distilbert": load_distilbert, "electra": load_electra, "bart": load_bart, "t5": load_t5}
@@ -72,7 +73,6 @@ def load_pretrained(directory, tokenizer: bool = True):
         later = " (planned: issue 17)" if kind in PLANNED else ""
         raise CheckpointError(f"{directory / CONFIG}: model_type {kind!r}{later}; minilm loads {sorted(LOADERS)}")
     model = LOADERS[kind](directory)
-    from minilm.tokenizers.hf_json import load_hf_tokenizer
     return model, load_hf_tokenizer(directory) if tokenizer else None
 
 

@@ -38,6 +38,7 @@ from minilm.models.t5 import T5
 
 from .auto import _ids, hf_logits, load_pretrained
 from .files import CONFIG, config_value, read_config
+from minilm.blocks import causal_mask, embed_inputs, padding_mask
 
 __all__ = ["hidden_states", "pooler_output", "load_for_inspect", "inspect_text", "fill_mask", "MASK_SPELLINGS"]
 
@@ -82,7 +83,6 @@ def hidden_states(model, input_ids, attention_mask=None) -> list[np.ndarray]:
 
 def _gpt_states(model: GPT, ids, mask) -> list:
     """GPT's forward up to ``ln_f``, keeping each block's output (minilm/models/gpt.py)."""
-    from minilm.blocks import causal_mask, embed_inputs, padding_mask
     B, T = ids.shape
     if T > model.config.block_size:
         raise ConfigError(f"hidden_states: {T} tokens, more than the GPT's block_size {model.config.block_size}")
