@@ -11,12 +11,17 @@ and this tool rewrites what is between the markers, so the READMEs always show t
 last run wrote (the prose around them is hand-written). ``--check`` changes nothing and fails if a
 README is out of date (tests/models/test_docs.py runs it).
 
+The "Results in miniature" block between ``<!-- results:miniature -->`` and its end marker is written
+the same way from docs/experiments/results-in-miniature.json, which tools/record_results.py records
+by running each command with --json: one line per command, its numbers rendered by LINES below.
+
     python tools/sync_experiment_tables.py          # after re-running an experiment
     python tools/sync_experiment_tables.py --check
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -41,8 +46,58 @@ def block_for(name: str) -> str:
     return "\n".join([command, ""] + table + ["", f"![{name}](docs/experiments/{name}.png)", ""])
 
 
+RESULTS = EXPERIMENTS / "results-in-miniature.json"
+RESULTS_BLOCK = re.compile(r"(<!-- results:miniature -->\n)(.*?)(<!-- /results:miniature -->)", re.S)
+
+
+def _by_lambda(s, lam):
+    return s["metrics_by_lambda"][lam]["accuracy"]
+
+
+LINES = {  # README command -> what its --json summary s says, in one comment
+    "minilm train gpt": lambda s, t: (f"held-out {s['initial_loss']:.2f} -> {s['final_loss']:.2f} nats/token; "
+                                      f"bigram model {s['baselines']['bigram_loss']:.2f} ({s['steps']:,} steps)"),
+    "minilm train bert": lambda s, t: (f"MLM accuracy {s['metrics']['mlm_accuracy']:.1%} vs most-frequent token "
+                                       f"{s['baselines']['most_frequent_token_accuracy']:.1%}; NSP "
+                                       f"{s['metrics']['nsp_accuracy']:.1%} vs majority "
+                                       f"{s['baselines']['nsp_majority_accuracy']:.0%} ({s['steps']:,} steps)"),
+    "minilm train xlnet": lambda s, t: (f"target accuracy {s['metrics']['target_accuracy']:.1%} vs most-frequent "
+                                        f"token {s['baselines']['most_frequent_token_accuracy']:.1%}"),
+    "minilm train transformer-xl": lambda s, t: (
+        f"recall across segments: {s['metrics']['accuracy']:.0%} with memory, "
+        f"{s['metrics']['accuracy_without_memory']:.1%} without, chance {s['baselines']['chance_accuracy']:.1%}"),
+    "minilm train t5 --task reverse": lambda s, t: (f"exact match {s['metrics']['exact_match']:.1%}; copying the "
+                                                    f"input {s['baselines']['copy_exact_match']:.1%}"),
+    "minilm train bart": lambda s, t: (f"held-out loss {s['final_loss']:.2f} vs bigram model "
+                                       f"{s['baselines']['bigram_loss']:.2f}; token accuracy "
+                                       f"{s['metrics']['token_accuracy']:.0%}"),
+    "minilm finetune": lambda s, t: (f"negated sentiment on h[CLS] {s['negation_accuracy']:.0%}; bag of words "
+                                     f"{s['bow_negation_accuracy']:.1%}"),
+    "minilm finetune --family gpt": lambda s, t: (
+        f"GPT-1 + aux LM (λ={s['aux_lm']}) {_by_lambda(s, str(s['aux_lm'])):.1%} vs λ=0 {_by_lambda(s, '0.0'):.1%}; "
+        f"bag of words {s['baselines']['bow_accuracy']:.1%} ({len(s['seeds'])} seeds)"),
+}
+
+
+def results_block() -> str:
+    """The README's "Results in miniature" commands, each with what its recorded run printed."""
+    if not RESULTS.exists():
+        raise SystemExit(f"sync_experiment_tables: {RESULTS} does not exist; run python tools/record_results.py")
+    runs = json.loads(RESULTS.read_text(encoding="utf-8"))["commands"]
+    missing = [c for c in LINES if c not in runs]
+    if missing:
+        raise SystemExit(f"sync_experiment_tables: {RESULTS.name} has no run of {missing}; run python "
+                         "tools/record_results.py --only " + " ".join(f"'{c}'" for c in missing))
+    width = max(len(c) for c in LINES) + 1
+    lines = [f"{c:<{width}}# {render(runs[c]['summary'], runs[c]['seconds'])}" for c, render in LINES.items()]
+    return "```bash\n" + "\n".join(lines) + "\n```\n"
+
+
 def sync(text: str) -> str:
-    return BLOCK.sub(lambda m: m.group(1) + block_for(m.group(2)) + m.group(4), text)
+    text = BLOCK.sub(lambda m: m.group(1) + block_for(m.group(2)) + m.group(4), text)
+    if RESULTS_BLOCK.search(text):
+        text = RESULTS_BLOCK.sub(lambda m: m.group(1) + results_block() + m.group(3), text)
+    return text
 
 
 def main(argv=None) -> int:

@@ -20,14 +20,14 @@ import math
 import numpy as np
 
 from autograd import tasks
-from autograd.errors import ShapeError
+from autograd.errors import ConfigError, ShapeError
 
 from ._token_ids import as_ids, check_fraction, check_id, check_length, check_positive
 
 __all__ = [
     "poisson_span_lengths", "whole_word_mask", "insert_tokens", "sentence_permutation",
     "document_rotation", "truncated_poisson_pmf", "token_masking", "token_deletion",
-    "text_infilling", "insertion_noise", "bart_noise",
+    "text_infilling", "insertion_noise", "bart_noise", "NOISING_FUNCTIONS", "noising_options",
 ]
 
 # Task 9.3: solutions/task09_seq2seq/noising.py
@@ -139,3 +139,32 @@ def bart_noise(ids, *, rng, mask_id, vocab_size, full_stop_id, mask_ratio=0.3,
         x = document_rotation(x, rng=rng)
     return x  # a new array: as_ids copied the caller's ids
 
+
+
+# §2.2's functions as ``noising_options`` names them; the first three are one slot (whole_word_mask)
+NOISING_FUNCTIONS = ("masking", "deletion", "infilling", "permutation", "rotation")
+_MASKING = {"masking": -1, "deletion": 0, "infilling": 1}  # name -> whole_word_mask's replace_length
+
+
+def noising_options(noising: str, *, mask_ratio=0.3, permute_sentences=1.0, poisson_lambda=3.0) -> dict:
+    """``bart_noise``'s keyword arguments for a ``+``-joined choice of §2.2's functions, as the
+    ablation of Lewis et al. 2020 (Table 1) picks them: ``"infilling+permutation"`` (the paper's
+    final choice) gives ``mask_ratio``, ``permute_sentences`` and ``poisson_lambda`` unchanged.
+
+    ``masking`` / ``deletion`` / ``infilling``: ``mask_ratio`` of the words become one ``<mask>``
+    each / are removed / in Poisson(λ) spans become ONE ``<mask>`` per span (at most one of the
+    three: they are one fairseq function); ``permutation``: ``permute_sentences`` of the sentences
+    shuffled; ``rotation``: every document rotated. Names not in ``NOISING_FUNCTIONS`` raise.
+    """
+    names = [n.strip() for n in str(noising).split("+") if n.strip()]
+    unknown = [n for n in names if n not in NOISING_FUNCTIONS]
+    masking = [n for n in names if n in _MASKING]
+    if not names or unknown or len(masking) > 1 or len(set(names)) < len(names):
+        raise ConfigError(f"noising_options: noising={noising!r}: expected '+'-joined names from "
+                          f"{NOISING_FUNCTIONS}, each once, at most one of masking/deletion/infilling")
+    kind = masking[0] if masking else None
+    return {"mask_ratio": mask_ratio if kind else 0.0,
+            "replace_length": _MASKING.get(kind, 1),
+            "poisson_lambda": poisson_lambda if kind == "infilling" else None,
+            "permute_sentences": permute_sentences if "permutation" in names else 0.0,
+            "rotate": 1.0 if "rotation" in names else 0.0}

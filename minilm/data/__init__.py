@@ -11,7 +11,7 @@ text file a user gives it. One idea per file:
 * ``corpus_file.py``   — a user's text file as documents of sentences (``--corpus FILE``)
 * ``batching.py``      — padding, batches, GPT's next-token blocks, train/validation split
 * ``packing.py``       — RoBERTa's FULL-SENTENCES / DOC-SENTENCES blocks (Task 6.1 slots)
-* ``nsp.py``           — BERT's [CLS] A [SEP] B [SEP] pairs for NSP (Task 5.3 slots)
+* ``nsp.py``           — BERT's [CLS] A [SEP] B [SEP] pairs for NSP (Task 5.3 slots; one-sentence pairs)
 
 Documents are ``list[list[str]]`` (documents of sentence strings) until a tokenizer turns them into
 ``list[list[list[int]]]`` (``encode_documents``); every random function takes ``rng``.
@@ -27,7 +27,7 @@ from .seq2seq_tasks import SEQ2SEQ_TASKS, seq2seq_dataset, seq2seq_target
 from .corpus_file import encode_documents, read_corpus, split_sentences, write_corpus
 from .batching import batches, lm_blocks, pad_batch, sample_lm_batch, train_val_split
 from .packing import PACKING_MODES, pack_doc_sentences, pack_full_sentences, pack_sentences, roberta_blocks
-from .nsp import NSPInstance, create_nsp_instances, nsp_arrays, truncate_seq_pair
+from .nsp import NSPInstance, create_nsp_instances, nsp_arrays, sentence_pair_instances, truncate_seq_pair
 
 __all__ = [
     "SEED_SENTENCES", "seed_corpus",
@@ -40,5 +40,5 @@ __all__ = [
     "encode_documents", "read_corpus", "split_sentences", "write_corpus",
     "batches", "lm_blocks", "pad_batch", "sample_lm_batch", "train_val_split",
     "PACKING_MODES", "pack_doc_sentences", "pack_full_sentences", "pack_sentences", "roberta_blocks",
-    "NSPInstance", "create_nsp_instances", "nsp_arrays", "truncate_seq_pair",
+    "NSPInstance", "create_nsp_instances", "nsp_arrays", "sentence_pair_instances", "truncate_seq_pair",
 ]

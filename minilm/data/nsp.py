@@ -16,7 +16,7 @@ import numpy as np
 from autograd import tasks
 from autograd.errors import MiniLMError
 
-__all__ = ["NSPInstance", "truncate_seq_pair", "create_nsp_instances", "nsp_arrays"]
+__all__ = ["NSPInstance", "truncate_seq_pair", "create_nsp_instances", "sentence_pair_instances", "nsp_arrays"]
 
 
 @dataclass
@@ -38,6 +38,36 @@ class NSPInstance:
 # Task 5.3: solutions/task05_bert/nsp.py (or exercises/)
 truncate_seq_pair = tasks.bind("task05_bert.nsp", "truncate_seq_pair")
 create_nsp_instances = tasks.bind("task05_bert.nsp", "create_nsp_instances")
+
+
+def sentence_pair_instances(documents, *, max_seq_length: int, rng, cls_id: int, sep_id: int) -> list[NSPInstance]:
+    """RoBERTa's SENTENCE-PAIR+NSP inputs (Liu et al. 2019, §4.2): each segment is ONE natural
+    sentence. For every sentence of a document that has a next one, A is that sentence and B is
+    the next (IsNext) or, half of the time, a random sentence of a random other document (NotNext);
+    a pair longer than ``max_seq_length - 3`` tokens is cut by ``truncate_seq_pair``.
+    ``documents``: documents of sentences of ids. The layout is ``create_nsp_instances``'s."""
+    docs = [[list(s) for s in doc if len(s)] for doc in documents]
+    docs = [doc for doc in docs if doc]
+    if len(docs) < 2:
+        raise MiniLMError(f"sentence_pair_instances: got {len(docs)} non-empty document(s): NotNext draws B "
+                          "from another document, so at least 2 are needed")
+    if max_seq_length < 5:
+        raise MiniLMError(f"sentence_pair_instances: max_seq_length={max_seq_length}: expected >= 5 "
+                          "([CLS] A [SEP] B [SEP] with one token in each segment)")
+    out = []
+    for d, doc in enumerate(docs):
+        for i in range(len(doc) - 1):
+            is_random_next = bool(rng.random() < 0.5)
+            if is_random_next:
+                other = int(rng.integers(len(docs) - 1))
+                other += other >= d                                  # any document but this one
+                b = docs[other][int(rng.integers(len(docs[other])))]
+            else:
+                b = doc[i + 1]
+            a, b = truncate_seq_pair(doc[i], b, max_seq_length - 3, rng=rng)
+            out.append(NSPInstance([cls_id, *a, sep_id, *b, sep_id], [0] * (len(a) + 2) + [1] * (len(b) + 1),
+                                   is_random_next))
+    return out
 
 
 def nsp_arrays(instances, *, max_seq_length: int | None = None, pad_id: int = 0) -> dict[str, np.ndarray]:

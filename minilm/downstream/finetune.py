@@ -182,12 +182,14 @@ def finetune_and_score(clf, tokenizer, train, test, max_len: int, *, steps: int,
             "n_test_negated": int(negated.sum())}, losses
 
 
-def pretrain_encoder(cfg: FinetuneConfig, texts, *, progress: bool = False):
+def pretrain_encoder(cfg: FinetuneConfig, texts, *, docs=None, progress: bool = False):
     """``(BertModel, tokenizer, pre-training losses)``: a WordPiece tokenizer of ``cfg.vocab_size``
-    trained on ``cfg.n_docs`` synthetic documents and ``texts`` (the task's training sentences, so
-    that their words have tokens), and a BERT of ``cfg``'s size pre-trained on the documents (MLM +
-    NSP) for ``cfg.pretrain_steps`` steps (0 = a random encoder)."""
-    docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([cfg.seed, 2]))
+    trained on ``cfg.n_docs`` synthetic documents (or ``docs``, lists of sentences such as
+    ``read_corpus`` gives) and ``texts`` (the task's training sentences, so that their words have
+    tokens), and a BERT of ``cfg``'s size pre-trained on the documents (MLM + NSP) for
+    ``cfg.pretrain_steps`` steps (0 = a random encoder)."""
+    if docs is None:
+        docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([cfg.seed, 2]))
     tokenizer = WordPieceTokenizer.train([s for d in docs for s in d] + list(texts), cfg.vocab_size)
     config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=cfg.max_seq_length,
                         n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout)

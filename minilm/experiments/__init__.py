@@ -35,7 +35,15 @@ EXPERIMENTS = {
     "new-york": "minilm.experiments.new_york",
     "architectures": "minilm.experiments.architectures",
     "distillation": "minilm.experiments.distillation",
+    "distillation-transfer": "minilm.experiments.distillation_transfer",
     "deberta-vs-bert": "minilm.experiments.deberta_vs_bert",
+    "gpt-vs-bert": "minilm.experiments.gpt_vs_bert",
+    "bart-noising": "minilm.experiments.bart_noising",
+    "batch-size": "minilm.experiments.batch_size",
+    "roberta-inputs": "minilm.experiments.roberta_inputs",
+    "data-and-steps": "minilm.experiments.data_and_steps",
+    "electra-efficiency": "minilm.experiments.electra_efficiency",
+    "bakeoff": "minilm.experiments.bakeoff",
 }
 
 
@@ -59,6 +67,7 @@ class Plan:
     x: dict | None = None               # a number per condition: the plot becomes a line over x
     xlabel: str = ""
     notes: list[str] = field(default_factory=list)  # lines printed under the table
+    series: dict | None = None          # a line name per condition: one line per name over x (default: one line)
 
 
 def available() -> dict:

@@ -120,7 +120,7 @@ def teacher_bundle(seed: int, settings: dict) -> dict:
     """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs and
     its held-out accuracy. Deterministic for (seed, settings); cached (the latest one) so that every
     condition of a seed reuses it."""
-    key = (seed, json.dumps({k: settings[k] for k in TEACHER_KEYS}, sort_keys=True))
+    key = (seed, json.dumps({k: settings.get(k) for k in TEACHER_KEYS + ("corpus",)}, sort_keys=True))
     if key not in _CACHE:
         _CACHE.clear()
         _CACHE[key] = _train_teacher(seed, settings)
@@ -137,7 +137,11 @@ def _train_teacher(seed: int, s: dict) -> dict:
                                  n_head=s["n_head"], n_embd=s["n_embd"], max_seq_length=s["max_len"], dropout=0.1,
                                  pretrain_steps=s["pretrain_steps"], pretrain_lr=2e-3, batch_size=s["batch_size"],
                                  seed=seed)
-    bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)])
+    docs = None
+    if s.get("corpus"):   # ``--corpus FILE`` of an experiment that reuses this teacher (distillation-transfer)
+        from minilm.data import read_corpus
+        docs = read_corpus(s["corpus"])
+    bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)], docs=docs)
     teacher = bert_classifier(bert, 3, seed=seed)
     ids, mask = encode_pairs(tok, train, s["max_len"])
     y = np.array([e.label for e in train])

@@ -69,18 +69,24 @@ def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides
     ``overrides`` are recipe options such as ``objective="electra15"``. ``steps=0`` builds the
     model and tokenizer without training (the "no pre-training" reference); the metrics are then {}."""
     from minilm.recipes import electra
-    from minilm.train import TrainConfig, train
+    from minilm.train import train
     sizes = {k: settings[k] for k in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
                                       "vocab_size")}
     recipe = electra.build(replace(electra.CONFIG(), seed=seed, **sizes, **overrides))
     steps = int(settings["steps"] if steps is None else steps)
     if steps == 0:
         return recipe, {}
-    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
-                      checkpoint_every=steps, seed=seed)
     with tempfile.TemporaryDirectory(prefix="minilm-electra-") as out:
-        summary = train(recipe, cfg, out, progress=False, plot=False)
+        summary = train(recipe, schedule(seed, settings, steps), out, progress=False, plot=False)
     return recipe, summary["metrics"]
+
+
+def schedule(seed: int, settings: dict, steps: int):
+    """The ``minilm.train`` schedule of every run of these experiments: ``steps`` steps of the
+    settings' ``lr`` and ``warmup``, one held-out evaluation and one checkpoint, at the end."""
+    from minilm.train import TrainConfig
+    return TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
+                       checkpoint_every=steps, seed=seed)
 
 
 def encoder_of(model, network: str):

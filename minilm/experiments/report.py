@@ -77,13 +77,21 @@ def figure(name: str, plan, values: dict, path) -> Path:
         sds = np.array([s for _, s in stats])
         if plan.x:
             xs = np.array([plan.x[c] for c in plan.conditions], dtype=float)
-            ax.errorbar(xs, means, yerr=sds, marker="o", capsize=4, color="C0", label="mean ± sd")
-            for x, v in zip(xs, per):
-                ax.scatter([x] * len(v), v, color="C0", alpha=0.35, s=14)
+            lines = {}  # line name -> indices of its conditions, in the plan's order
+            for i, c in enumerate(plan.conditions):
+                lines.setdefault((plan.series or {}).get(c, "mean ± sd"), []).append(i)
+            for colour, (label, idx) in enumerate(lines.items()):
+                ax.errorbar(xs[idx], means[idx], yerr=sds[idx], marker="o", capsize=4, color=f"C{colour}",
+                            label=label)
+                for i in idx:
+                    ax.scatter([xs[i]] * len(per[i]), per[i], color=f"C{colour}", alpha=0.35, s=14)
             ax.set_xlabel(plan.xlabel)
             if np.all(xs > 0) and xs.max() / xs.min() >= 8:
                 ax.set_xscale("log", base=2)
-            ax.set_xticks(xs, [f"{x:g}" for x in xs])
+            if plan.series:
+                ax.legend(fontsize=8)
+            else:
+                ax.set_xticks(xs, [f"{x:g}" for x in xs])
         else:
             pos = np.arange(len(plan.conditions))
             ax.bar(pos, means, yerr=sds, capsize=4, color=[f"C{i % 10}" for i in pos], alpha=0.75)

@@ -52,8 +52,7 @@ from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import Block, LearnedPositionEmbedding, SegmentEmbedding, padding_mask
 from minilm.blocks.embeddings import embed_inputs
 
-__all__ = ["BertConfig", "BertEmbeddings", "BertEncoder", "BertPooler", "BertModel",
-           "BertForPreTraining", "BertForSequenceClassification"]
+__all__ = ["BertConfig", "BertEmbeddings", "BertEncoder", "BertPooler", "BertModel"]  # heads: bert_heads.py
 
 
 @dataclass

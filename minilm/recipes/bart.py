@@ -4,7 +4,8 @@ Lewis et al. 2020 §2.2 and §5.1; fairseq's ``denoising_dataset.py``: each exam
 <s> … </s> ([CLS] … [SEP] in minilm's WordPiece vocabulary). Its sentences are shuffled, then
 spans with Poisson(λ=3) lengths covering 30% of the words are each replaced by ONE [MASK] (a
 0-length span inserts one). The encoder reads the noised block; the decoder writes the clean one,
-starting from </s> (the target with </s> moved to the front). New noise every step. The summary
+starting from </s> (the target with </s> moved to the front). New noise every step; ``--noising``
+picks other functions of §2.2 instead (Table 1's ablation: ``minilm experiment bart-noising``). The summary
 compares the held-out loss per target token with a unigram and a bigram model of the clean text
 (which never see the noised input), and reports how often greedy decoding restores a block exactly
 (copying the noised input would almost never be right: see copy_exact_match).
@@ -27,6 +28,8 @@ class BartRecipeConfig(CorpusConfig):
     mask_ratio: float = 0.3           # share of words masked in spans
     permute_sentences: float = 1.0    # share of sentences shuffled
     poisson_lambda: float = 3.0       # mean span length in words
+    noising: str = "infilling+permutation"  # BART's noising functions (§2.2), '+'-joined: masking, deletion,
+                                            # infilling, permutation, rotation
     n_layer: int = 2                  # encoder and decoder blocks each
     n_head: int = 4                   # attention heads
     n_embd: int = 64                  # model width
@@ -63,8 +66,11 @@ class BartRecipe(Seq2SeqRecipe):
     def __init__(self, cfg: BartRecipeConfig):
         from minilm.models.bart import Bart, BartConfig
         from minilm.tokenizers import WordPieceTokenizer
+        from minilm.corruption import noising_options
         if cfg.max_length < 4:
             raise ConfigError(f"minilm train bart: --max-length {cfg.max_length} is too short (at least 4)")
+        self.noising = noising_options(cfg.noising, mask_ratio=cfg.mask_ratio, permute_sentences=cfg.permute_sentences,
+                                       poisson_lambda=cfg.poisson_lambda)  # bart_noise's keywords
         self.cfg, self.batch_size = cfg, cfg.batch_size
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
@@ -84,11 +90,8 @@ class BartRecipe(Seq2SeqRecipe):
 
     def noise(self, ids, rng):
         from minilm.corruption import bart_noise
-        a = self.cfg
         return bart_noise(ids, rng=rng, mask_id=self.tokenizer.mask_id, vocab_size=self.tokenizer.vocab_size,
-                          full_stop_id=self.full_stop_id, mask_ratio=a.mask_ratio,
-                          permute_sentences=a.permute_sentences, poisson_lambda=a.poisson_lambda,
-                          word_start_table=self.word_starts)
+                          full_stop_id=self.full_stop_id, word_start_table=self.word_starts, **self.noising)
 
     def batch(self, rng):
         picks = rng.integers(len(self.train_blocks), size=self.batch_size)

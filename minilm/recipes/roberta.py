@@ -11,9 +11,16 @@ token starting with "Ġ" (a space before it) and the tokens that follow it up to
 minilm/corruption/roberta_wwm.py). The held-out blocks are masked the same way as the training ones.
 The summary compares held-out MLM accuracy with always predicting the most frequent token, and the
 MLM loss with a unigram model.
+
+The paper's two other input formats (§4.2, Table 2) are here for comparison (``minilm experiment
+roberta-inputs``): --packing segment-pair or sentence-pair makes BERT's ``<s> A </s> B </s>`` pairs
+(segments of whole sentences, or one sentence each) and trains them with MLM + NSP on
+BertForPreTraining, since RoBERTa's model has no NSP head. --tokens-per-batch fills each step with
+inputs up to a token budget instead of --batch-size blocks (the paper's dynamic batch size).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Literal
@@ -21,14 +28,22 @@ from typing import Literal
 import numpy as np
 
 import autograd.functional as F
+from autograd.errors import ConfigError
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+
+InputFormat = Literal["full", "doc", "segment-pair", "sentence-pair"]
+PAIR_FORMATS = ("segment-pair", "sentence-pair")       # the two with next-sentence prediction
 
 
 @dataclass
 class RobertaRecipeConfig(CorpusConfig):
     """``minilm train roberta``: one option per field."""
     tokens_per_sample: int = 64                        # tokens per block, <s> included (RoBERTa: 512)
-    packing: Literal["full", "doc"] = "full"           # FULL-SENTENCES (blocks cross documents) or DOC-SENTENCES
+    packing: InputFormat = "full"                      # the input format (Liu et al. 2019, §4.2): FULL-SENTENCES
+                                                       # (blocks cross documents), DOC-SENTENCES, or BERT's pairs
+                                                       # trained with NSP too: SEGMENT-PAIR+NSP (segments of whole
+                                                       # sentences), SENTENCE-PAIR+NSP (one sentence a segment);
+                                                       # pairs train BertForPreTraining (RoBERTa has no NSP head)
     masking: Literal["dynamic", "static"] = "dynamic"  # a new mask every epoch (RoBERTa) or --static-copies
                                                        # fixed masks (BERT)
     static_copies: int = 10                            # masks per sequence with --masking static
@@ -37,6 +52,9 @@ class RobertaRecipeConfig(CorpusConfig):
     n_head: int = 4                                    # attention heads
     n_embd: int = 64                                   # model width
     batch_size: int = 32                               # blocks per step
+    tokens_per_batch: int = 0                          # > 0: each step takes sequences until the next would pass
+                                                       # this many tokens (the paper's dynamic batch size for
+                                                       # DOC-SENTENCES and SENTENCE-PAIR); 0: --batch-size blocks
     vocab_size: int = 600                              # byte-level BPE vocabulary: 5 specials + 256 bytes + merges
     dropout: float = 0.0                               # dropout probability
     whole_word_mask: bool = False                      # mask whole words: the tokens after a "Ġ" token go with it
@@ -120,8 +138,19 @@ class RobertaRecipe:
 
         self.masker = functools.partial(roberta_mask, mask_id=tok.mask_id, vocab_size=V,
                                         nspecial=max(tok.special_ids) + 1, pad_id=tok.pad_id, prob=cfg.mask_prob)
-        self.whole_word = cfg.whole_word_mask
-        if self.whole_word:
+        self.whole_word, self.pairs = cfg.whole_word_mask, cfg.packing in PAIR_FORMATS
+        self.segments = self.nsp_labels = None
+        if self.pairs:
+            if self.whole_word:
+                raise ConfigError(f"--packing {cfg.packing} with --whole-word-mask: the pair formats mask "
+                                  "single tokens; expected one of them, not both")
+            train_pairs, val_pairs = self._nsp_pairs(train_docs, cfg, 777), self._nsp_pairs(val_docs, cfg, 98)[:128]
+            self.train_blocks = [np.asarray(i.input_ids, dtype=np.int64) for i in train_pairs]
+            self.segments = [np.asarray(i.segment_ids, dtype=np.int64) for i in train_pairs]
+            self.nsp_labels = np.array([i.next_sentence_label for i in train_pairs], dtype=np.int64)
+            sequences, masker, val_masker = self.train_blocks, self.masker, self.masker
+            val_sequences = [np.asarray(i.input_ids, dtype=np.int64) for i in val_pairs]
+        elif self.whole_word:
             self.train_blocks, self.train_word_starts, sequences, masker = self._whole_word_data(
                 train_docs, cfg, V)
             _, _, val_sequences, val_masker = self._whole_word_data(val_docs, cfg, V)
@@ -134,11 +163,20 @@ class RobertaRecipe:
         # the held-out blocks get one fixed mask each, so that evaluations are comparable
         self.val = self._arrays([val_masker(b, rng=np.random.default_rng([cfg.seed, 99, i]))
                                  for i, b in enumerate(val_sequences)])
+        if self.pairs:
+            self.val.update(self._pair_arrays([np.asarray(i.segment_ids) for i in val_pairs],
+                                              [i.next_sentence_label for i in val_pairs]))
         self.seed, self.batch_size, self._draws = cfg.seed, cfg.batch_size, 0
+        self.tokens_per_batch, self._step_starts, self._orders = cfg.tokens_per_batch, [0], {}
         self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=cfg.tokens_per_sample,
                                           n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
                                           dropout=cfg.dropout)
-        self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
+        if self.pairs:  # BERT's model for the NSP head, RoBERTa's config (with a second segment) and masking
+            from minilm.models.bert_heads import BertForPreTraining
+            self.model_config = dataclasses.replace(self.model_config, type_vocab_size=2)
+            self.model = BertForPreTraining(self.model_config, rng=np.random.default_rng(cfg.seed))
+        else:
+            self.model = RobertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
         self.unigram = NGramLM(order=1).fit(self.train_blocks, V)
 
@@ -157,6 +195,22 @@ class RobertaRecipe:
                                            prob=cfg.mask_prob, rng=rng)
         return block_ids, starts, positions, masker
 
+    def _nsp_pairs(self, docs, cfg, salt: int):
+        """The NSP instances of ``docs`` for --packing segment-pair (BERT's ``create_nsp_instances``:
+        segments of whole sentences filling ``tokens_per_sample``) or sentence-pair (one sentence a
+        segment), laid out ``<s> A </s> B </s>`` with segment ids 0 / 1; one pass over the documents."""
+        from minilm.data import create_nsp_instances, encode_documents, sentence_pair_instances
+        tok = self.tokenizer
+        build = create_nsp_instances if cfg.packing == "segment-pair" else sentence_pair_instances
+        return build(encode_documents(docs, tok.encode), max_seq_length=cfg.tokens_per_sample,
+                     rng=np.random.default_rng([cfg.seed, salt]), cls_id=tok.bos_id, sep_id=tok.eos_id)
+
+    def _pair_arrays(self, segments, nsp_labels) -> dict:
+        """The pair formats' extra inputs: padded ``segment_ids`` (B, T) and ``nsp_labels`` (B,)."""
+        from minilm.data import pad_batch
+        return {"segment_ids": pad_batch(list(segments), 0)[0],
+                "nsp_labels": np.asarray(nsp_labels, dtype=np.int64)}
+
     def _arrays(self, masked_pairs):
         """[(inputs, targets)] of different lengths → padded inputs, attention mask, -100 labels."""
         from minilm.corruption import targets_to_labels
@@ -170,6 +224,8 @@ class RobertaRecipe:
     def epoch_schedule(self, step: int) -> list[tuple[int, int]]:
         """(epoch, index) of the sequences of ``step``'s batch: the data is read epoch after epoch,
         each epoch in its own shuffled order, ``batch_size`` sequences per step."""
+        if self.tokens_per_batch > 0:
+            return self._filled_schedule(step)
         N, B = len(self.train_blocks), self.batch_size
         out = []
         for position in range(step * B, (step + 1) * B):
@@ -178,26 +234,73 @@ class RobertaRecipe:
             out.append((epoch, int(order[position % N])))
         return out
 
+    def _filled_schedule(self, step: int) -> list[tuple[int, int]]:
+        """--tokens-per-batch: the same epoch-by-epoch order, but each step takes sequences while their
+        tokens fit the budget (at least one), so that short sequences make bigger batches — the paper's
+        dynamic batch size (Liu et al. 2019, §4.2). Where each step starts depends on every step
+        before it, so the starts are walked from step 0 once and remembered."""
+        N, starts = len(self.train_blocks), self._step_starts
+
+        def at(position):
+            epoch = position // N
+            if epoch not in self._orders:
+                self._orders[epoch] = np.random.default_rng([self.seed, epoch, 7]).permutation(N)
+            return epoch, int(self._orders[epoch][position % N])
+
+        while len(starts) <= step + 1:
+            position, used = starts[-1], 0
+            while True:
+                n = len(self.train_blocks[at(position)[1]])
+                if used and used + n > self.tokens_per_batch:
+                    break
+                used, position = used + n, position + 1
+            starts.append(position)
+        return [at(p) for p in range(starts[step], starts[step + 1])]
+
     def batch(self, rng):
         step = step_of(rng, self._draws)
         self._draws += 1
-        return self._arrays([self.data.get(index, epoch) for epoch, index in self.epoch_schedule(step)])
+        schedule = self.epoch_schedule(step)
+        out = self._arrays([self.data.get(index, epoch) for epoch, index in schedule])
+        if self.pairs:
+            out.update(self._pair_arrays([self.segments[i] for _, i in schedule],
+                                         self.nsp_labels[[i for _, i in schedule]]))
+        return out
 
     def loss(self, model, batch):
-        out = model(batch["input_ids"], batch["attention_mask"], labels=batch["labels"])
+        if self.pairs:  # L = L_MLM + L_NSP (BertForPreTraining)
+            out = model(batch["input_ids"], batch["segment_ids"], batch["attention_mask"],
+                        mlm_labels=batch["labels"], nsp_labels=batch["nsp_labels"])
+        else:
+            out = model(batch["input_ids"], batch["attention_mask"], labels=batch["labels"])
         return out["loss"], {"tokens": int(batch["attention_mask"].sum())}
 
+    def mlm_logits(self, model, input_ids, attention_mask, segment_ids=None):
+        """(B, T, V): the masked-LM logits of this recipe's model (RoBERTa's, or BertForPreTraining
+        for the pair formats; no ``segment_ids``: all segment 0)."""
+        if self.pairs:
+            return model(input_ids, segment_ids, attention_mask)["mlm_logits"]
+        return model(input_ids, attention_mask)["logits"]
+
     def evaluate(self, model):
-        total = correct = n = 0
+        total = correct = n = nsp_correct = 0
         for i in range(0, len(self.val["input_ids"]), 64):
             sl = slice(i, i + 64)
             labels = self.val["labels"][sl]
-            logits = model(self.val["input_ids"][sl], self.val["attention_mask"][sl])["logits"]
+            if self.pairs:
+                out = model(self.val["input_ids"][sl], self.val["segment_ids"][sl], self.val["attention_mask"][sl])
+                logits = out["mlm_logits"]
+                nsp_correct += int((out["nsp_logits"].data.argmax(-1) == self.val["nsp_labels"][sl]).sum())
+            else:
+                logits = model(self.val["input_ids"][sl], self.val["attention_mask"][sl])["logits"]
             total += F.cross_entropy(logits, labels, reduction="sum").item()
             m = labels != -100
             correct += int((logits.data.argmax(-1)[m] == labels[m]).sum())
             n += int(m.sum())
-        return {"loss": total / max(n, 1), "mlm_accuracy": correct / max(n, 1)}
+        out = {"loss": total / max(n, 1), "mlm_accuracy": correct / max(n, 1)}
+        if self.pairs:
+            out["nsp_accuracy"] = nsp_correct / max(len(self.val["input_ids"]), 1)
+        return out
 
     def baselines(self):
         labels = self.val["labels"]
@@ -210,7 +313,8 @@ class RobertaRecipe:
         return (f"RoBERTa: held-out MLM loss {s['initial_loss']:.3f} -> {s['final_loss']:.3f} after {s['steps']} "
                 f"steps, {s['parameters']:,} parameters (unigram model: {b['unigram_loss']:.3f})\n"
                 f"MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token {b['most_frequent_token_accuracy']:.1%} "
-                f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)")
+                f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)"
+                + (f"; NSP accuracy {m['nsp_accuracy']:.1%}" if "nsp_accuracy" in m else ""))
 
 
 CONFIG = RobertaRecipeConfig

@@ -112,6 +112,32 @@ PATHS = {
         "task06_roberta.masking: MaskedDataset mask_plan roberta_mask",
         "task06_roberta.packing: pack_doc_sentences",
     ),
+    "roberta:segment-pair": ENGINE | _slots(
+        "task01_autograd.elementwise: div_backward mul_backward tanh_backward",
+        "task01_autograd.reductions: gather_backward getitem_backward sum_backward",
+        "task02_kernels.gelu: gelu_forward",
+        "task03_transformer.attention: scaled_dot_product_attention",
+        "task03_transformer.blocks: post_ln_forward",
+        "task03_transformer.heads: multi_head_forward",
+        "task03_transformer.positions: embed_inputs",
+        "task05_bert.mlm_loss: mlm_loss",
+        "task05_bert.nsp: create_nsp_instances truncate_seq_pair",
+        "task06_roberta.bpe: bpe_merge bytes_to_unicode train_merges",
+        "task06_roberta.masking: MaskedDataset mask_plan roberta_mask",
+    ),
+    "roberta:sentence-pair": ENGINE | _slots(
+        "task01_autograd.elementwise: div_backward mul_backward tanh_backward",
+        "task01_autograd.reductions: gather_backward getitem_backward sum_backward",
+        "task02_kernels.gelu: gelu_forward",
+        "task03_transformer.attention: scaled_dot_product_attention",
+        "task03_transformer.blocks: post_ln_forward",
+        "task03_transformer.heads: multi_head_forward",
+        "task03_transformer.positions: embed_inputs",
+        "task05_bert.mlm_loss: mlm_loss",
+        "task05_bert.nsp: truncate_seq_pair",
+        "task06_roberta.bpe: bpe_merge bytes_to_unicode train_merges",
+        "task06_roberta.masking: MaskedDataset mask_plan roberta_mask",
+    ),
     "electra": ENGINE | _slots(
         "task01_autograd.elementwise: div_backward mul_backward",
         "task01_autograd.reductions: getitem_backward sum_backward",
@@ -262,6 +288,9 @@ PATHS = {
     ),
 }
 
+# minilm train bart --noising with rotation (the default pipeline never rotates)
+PATHS["bart:rotation"] = PATHS["bart"] | _slots("task09_seq2seq.noising: document_rotation")
+
 # minilm experiment NAME -> (the recipe paths it pre-trains, slots it adds, slots of those paths it
 # never runs): recorded from ``--quick --seeds 1`` runs with autograd.tasks.trace
 EXPERIMENTS = {
@@ -276,6 +305,19 @@ EXPERIMENTS = {
                                     "task01_autograd.reductions: mean_backward",
                                     "task10_distill.intermediate: attention_mse_loss cosine_hidden_loss "
                                     "hidden_mse_loss"), ()),
+    "distillation-transfer": (("distill",), ("task01_autograd.elementwise: pow_backward",
+                                             "task10_distill.intermediate: cosine_hidden_loss"), ()),
     "deberta-vs-bert": (("deberta", "bert"), (), ("task01_autograd.elementwise: tanh_backward",
                                                   "task05_bert.nsp: create_nsp_instances truncate_seq_pair")),
+    "gpt-vs-bert": (("gpt", "bert"), ("task05_bert.classify: classify_logits",
+                                      "task12_beyond.aux_lm: gpt_finetune_loss sequence_representation"), ()),
+    "bart-noising": (("bart", "bart:rotation"), (), ("task04_gpt.decoding: greedy",)),
+    "batch-size": (("roberta",), (), ()),
+    "roberta-inputs": (("roberta", "roberta:doc", "roberta:segment-pair", "roberta:sentence-pair"), (), ()),
+    "data-and-steps": (("roberta",), (), ()),
+    "electra-efficiency": (("electra",), (), ()),
+    "bakeoff": (("gpt", "bert", "roberta", "electra", "xlnet", "t5", "bart", "deberta"),
+                ("task01_autograd.elementwise: sub_backward",
+                 "task10_distill.intermediate: cosine_hidden_loss init_student_from_teacher",
+                 "task10_distill.soft_targets: soft_target_loss"), ()),
 }

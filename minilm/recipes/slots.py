@@ -25,12 +25,14 @@ def train_variants(family: str, args) -> list[str]:
         keys.append(f"{family}:wwm")
     if family == "roberta" and getattr(args, "masking", None) == "static":
         keys.append("roberta:static")
-    if family == "roberta" and getattr(args, "packing", None) == "doc":
-        keys.append("roberta:doc")
+    if family == "roberta" and getattr(args, "packing", "full") != "full":
+        keys.append(f"roberta:{args.packing}")  # doc, segment-pair, sentence-pair
     if family == "electra" and getattr(args, "objective", "electra") != "electra":
         keys.append(f"electra:{args.objective}")
     if family == "prefixlm" and getattr(args, "arch", None) == "causal":
         keys.append("prefixlm:causal")
+    if family == "bart" and "rotation" in str(getattr(args, "noising", "")):
+        keys.append("bart:rotation")
     return keys
 
 

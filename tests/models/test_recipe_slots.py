@@ -99,6 +99,8 @@ def test_syntax_error_is_reported_not_hidden(tmp_path, monkeypatch):
 TRACED = {  # PATHS key -> a short run of that path
     "gpt": "train gpt", "bert": "train bert", "bert:wwm": "train bert --whole-word-mask",
     "roberta": "train roberta", "roberta:wwm": "train roberta --whole-word-mask",
+    "roberta:segment-pair": "train roberta --packing segment-pair",
+    "roberta:sentence-pair": "train roberta --packing sentence-pair",
     "electra": "train electra", "electra:electra15": "train electra --objective electra15",
     "electra:replace_mlm": "train electra --objective replace_mlm",
     "electra:all_tokens_mlm": "train electra --objective all_tokens_mlm",

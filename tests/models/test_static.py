@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from autograd.errors import ConfigError, MiniLMError
+from autograd.errors import ConfigError
 from minilm.downstream import static
 from minilm.data import synthetic_corpus, word_similarity_pairs
 from minilm.models.bert import BertConfig

@@ -1,0 +1,235 @@
+"""BART's noising functions, alone and combined (Lewis et al. 2020, §2.2, §4 and Table 1).
+
+BART pre-trains an encoder–decoder to rebuild a document from a corrupted copy, and §2.2 lists five
+corruptions: token masking (words become ``<mask>``), token deletion (words vanish: the model must
+find where), text infilling (Poisson(λ=3) spans become ONE ``<mask>`` each, so the model must also
+find how many tokens are missing), sentence permutation and document rotation. Table 1 compares
+them with base-size models (1M steps on books + Wikipedia), fine-tuned on each task. Its BART rows
+in four of its six columns — SQuAD 1.1 F1 / MNLI accuracy / ELI5 perplexity / CNN/DM perplexity
+(perplexities: lower is better; XSum and ConvAI2 are left out here):
+
+    token masking                          90.4 / 84.1 / 25.05 / 6.10
+    token deletion                         90.4 / 84.1 / 24.61 / 5.87
+    text infilling                         90.8 / 84.0 / 24.26 / 5.83
+    document rotation                      77.2 / 75.3 / 53.69 / 10.59
+    sentence shuffling                     85.4 / 81.5 / 41.87 / 7.89
+    text infilling + sentence shuffling    90.8 / 83.8 / 24.17 / 5.41
+
+so the functions that hide tokens all work, text infilling best (and with sentence shuffling, the
+choice of §5.1, best on generation), while rotation and shuffling alone are poor (§4.3: token
+masking is crucial; rotating documents or permuting sentences performs poorly in isolation;
+deletion beats masking on the generation tasks).
+
+The miniature: ``minilm/recipes/bart.py`` (2 + 2 layers, width 64, WordPiece 400, blocks of whole
+sentences of at most 32 tokens; ``--noising`` picks the functions) on the synthetic corpus or
+``--corpus FILE``. One row per ``--noising`` choice — ``masking``, ``deletion``, ``infilling``,
+``rotation``, ``permutation`` (sentence shuffling), ``infilling+permutation`` (the recipe's default)
+— with 30% of the words masked/deleted/infilled (the recipe's ``mask_ratio``, the 30% of §5.1, for
+all three, so that they hide the same share of words) and all sentences shuffled; and two reference
+rows: no pre-training (the same model at its random init: the probe of a random encoder) and no
+encoder at all (a bag-of-words classifier on the probe's pairs; a bigram model of the clean text,
+which never reads the noised input, for the losses).
+
+What is held equal: within a seed every condition trains the same model from the same init for the
+same optimizer steps on the same clean blocks (the recipe draws each step's blocks before its
+noise, from a per-step generator), so the DECODER sees exactly the same target tokens; ``run_one``
+recounts them and raises if they differ from the count the block draws give. The ENCODER's input
+length depends on the noise (deletion and infilling shorten it, the others keep it): the table's
+last column is encoder tokens per target token.
+
+Metrics (no fine-tuning, so nothing but pre-training is compared):
+
+* **entailment probe** (the MNLI column's stand-in): a linear probe of the frozen encoder's
+  ``[h_CLS ; mean_t h_t]`` on the three-class entailment task (``minilm.data.entailment_dataset``,
+  the protocol of minilm/experiments/electra_common.py), chance 1/3;
+* **reconstruction loss under text infilling** (the generation columns' stand-in): held-out clean
+  blocks, each noised once by text infilling alone with a generator fixed per seed, the same
+  inputs for every condition; the decoder's teacher-forced loss per target token (nats). One common
+  task judges every decoder, so the infilling rows are tested on their own noise and the others on
+  a transfer — that is the question ("which pre-training gives the best general denoiser?"), but
+  read the infilling row's lead with that in mind;
+* the same loss under token masking, token deletion, sentence shuffling and document rotation, so
+  the table is the full train-noise × test-noise matrix (each diagonal cell is a model on its own
+  noise), and the mean of the five losses (plotted): the general denoiser. Each single-function row
+  meets its own noise in one of the five; the combined row in none.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd.errors import TrainingError
+from minilm.experiments import Metric, Plan
+
+NAME = "bart-noising"
+HELP = "BART's noising functions alone and combined (Table 1): encoder probe and reconstruction loss"
+
+REFERENCE = "no pre-training"                       # the model at its init: the probe of a random encoder
+NO_ENCODER = "no encoder (bag of words; bigram LM)"  # count-based: the probe's and the losses' floor to beat
+CONDITIONS = {                          # row -> the recipe's --noising
+    "token masking": "masking",
+    "token deletion": "deletion",
+    "text infilling": "infilling",
+    "document rotation": "rotation",
+    "sentence shuffling": "permutation",
+    "text infilling + sentence shuffling": "infilling+permutation",
+}
+TEST_NOISES = ("infilling", "masking", "deletion", "permutation", "rotation")  # the loss columns, in order
+_LABELS = {"infilling": "text infilling", "masking": "token masking", "deletion": "token deletion",
+           "permutation": "sentence shuffling", "rotation": "document rotation"}
+
+
+@dataclass(frozen=True)
+class BartNoisingConfig:
+    """``minilm experiment bart-noising``: the BART recipe's sizes, a shorter schedule, the probe's
+    data. ``quick()``: toy sizes."""
+    corpus: Optional[str] = None    # a UTF-8 text file as `minilm train --corpus` reads it (default: synthetic)
+    docs: int = 400                 # synthetic documents (10% held out)
+    steps: int = 400                # pre-training steps of every condition
+    lr: float = 2e-3                # peak learning rate
+    warmup: int = 40                # warm-up steps
+    batch_size: int = 12            # blocks per step
+    max_length: int = 32            # tokens per block, <s> and </s> included
+    mask_ratio: float = 0.3         # share of words masked, deleted or infilled
+    n_layer: int = 2                # encoder and decoder blocks each
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    vocab_size: int = 400           # WordPiece vocabulary
+    eval_blocks: int = 128          # held-out blocks of the reconstruction losses
+    probe_train: int = 256          # labelled entailment pairs the probe is fitted on
+    probe_test: int = 1000          # held-out pairs the probe is scored on
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=60, steps=160, lr=4e-3, warmup=16, n_head=2, n_embd=32, vocab_size=250,
+                       eval_blocks=48, probe_train=64, probe_test=150)
+
+
+CONFIG = BartNoisingConfig
+OPTIONS = ("corpus", "docs", "steps")
+
+
+def plan(cfg: BartNoisingConfig) -> Plan:
+    settings = asdict(cfg)
+    metrics = [Metric("probe", "entailment probe"),
+               Metric("loss_mean", "loss: mean of the five", percent=False, higher_is_better=False)]
+    metrics += [Metric(f"loss_{n}", f"loss: {_LABELS[n]}", percent=False, higher_is_better=False)
+                for n in TEST_NOISES]
+    metrics.append(Metric("encoder_per_target", "encoder tokens / target token", percent=False))
+    return Plan(
+        title="which of BART's noising functions pre-trains the best encoder and decoder?",
+        conditions=list(CONDITIONS) + [REFERENCE, NO_ENCODER],
+        metrics=metrics,
+        settings=settings,
+        notes=["Lewis et al. 2020, Table 1 (SQuAD F1 / MNLI / ELI5 ppl / CNN-DM ppl): masking 90.4 / 84.1 / 25.05 / "
+               "6.10, deletion 90.4 / 84.1 / 24.61 / 5.87, infilling 90.8 / 84.0 / 24.26 / 5.83, rotation "
+               "77.2 / 75.3 / 53.69 / 10.59, shuffling 85.4 / 81.5 / 41.87 / 7.89, infilling + shuffling "
+               "90.8 / 83.8 / 24.17 / 5.41.",
+               f"Held equal within a seed: the model and its init, {cfg.steps} optimizer steps of {cfg.batch_size} "
+               f"blocks, the same clean blocks each step, so the decoder's target tokens are identical (checked); "
+               f"the encoder's input length depends on the noise (last column).",
+               "loss: X = held-out reconstruction loss (nats per target token, teacher-forced) when the input "
+               "is noised by X alone, the same noised inputs for every row; mean of the five: their average (the "
+               "combined row is the only one none of the five tests on its own noise). The probe reads the frozen "
+               "encoder (entailment, 3 classes, chance 33.3%).",
+               f"{REFERENCE}: the same model untrained (its losses, about ln V nats, are in the JSON as "
+               f"untrained_loss_*); {NO_ENCODER}: logistic regression on the pair's words, and a bigram model of the "
+               f"clean text that never reads the noised input."])
+
+
+def recipe_config(settings: dict, seed: int, noising: str):
+    """The BART recipe's config for one condition: its defaults, then the experiment's sizes."""
+    from minilm.recipes import bart
+    keys = ("corpus", "docs", "batch_size", "max_length", "mask_ratio", "n_layer", "n_head", "n_embd",
+            "vocab_size", "steps", "lr", "warmup")
+    return replace(bart.CONFIG(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
+
+
+def expected_target_tokens(recipe, steps: int, seed: int) -> int:
+    """The decoder's target tokens over ``steps`` steps, recounted from the block draws alone:
+    ``minilm.train`` gives step ``s`` the generator ``default_rng([seed, s])`` and the recipe's
+    ``batch`` draws its blocks from it first, before any noise."""
+    n = len(recipe.train_blocks)
+    lengths = np.array([b.size for b in recipe.train_blocks])
+    return int(sum(lengths[np.random.default_rng([seed, s]).integers(n, size=recipe.batch_size)].sum()
+                   for s in range(steps)))
+
+
+def check_equal_targets(counted: int, expected: int, condition: str) -> None:
+    """Raise unless the decoder read exactly the target tokens every condition reads."""
+    if counted != expected:
+        raise TrainingError(f"{NAME}: {condition!r} trained the decoder on {counted} target tokens, but the "
+                            f"block draws give {expected} for every condition: the comparison is not at "
+                            f"equal compute (does the recipe's batch draw its noise before its blocks?)")
+
+
+def common_test_pairs(recipe, seed: int, noising: str, n_blocks: int) -> list:
+    """``(noised, clean)`` pairs of the first ``n_blocks`` held-out blocks under ``noising`` alone, with
+    a generator fixed per seed and noise: the same inputs for every condition of one seed."""
+    from minilm.corruption import bart_noise, noising_options
+    cfg, tok = recipe.cfg, recipe.tokenizer
+    options = noising_options(noising, mask_ratio=cfg.mask_ratio, permute_sentences=cfg.permute_sentences,
+                              poisson_lambda=cfg.poisson_lambda)
+    rng = np.random.default_rng([seed, 31, TEST_NOISES.index(noising)])
+    clean = [t for _, t in recipe.val[:n_blocks]]
+    return [(bart_noise(b, rng=rng, mask_id=tok.mask_id, vocab_size=tok.vocab_size, full_stop_id=recipe.full_stop_id,
+                        word_start_table=recipe.word_starts, **options), b) for b in clean]
+
+
+def pretrain(recipe, settings: dict, seed: int, condition: str) -> tuple[int, int]:
+    """Train ``recipe.model`` for ``steps`` steps with ``minilm.train.fit``; returns (encoder tokens,
+    target tokens) read, after checking the target tokens against the block draws."""
+    from minilm.train import fit
+    read = {"encoder": 0, "target": 0}
+
+    def step_loss(rng):
+        src, src_mask, labels = batch = recipe.batch(rng)
+        read["encoder"] += int(src_mask.sum())
+        read["target"] += int((labels != -100).sum())
+        return recipe.loss(recipe.model, batch)[0]
+    fit(recipe.model, step_loss, recipe.cfg.train_config(), name=f"bart ({condition})")
+    check_equal_targets(read["target"], expected_target_tokens(recipe, settings["steps"], seed), condition)
+    return read["encoder"], read["target"]
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
+    from autograd import no_grad
+    from minilm.experiments.electra_common import entailment_probe
+    from minilm.recipes import bart
+    if condition not in (*CONDITIONS, REFERENCE, NO_ENCODER):
+        raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of "
+                         f"{[*CONDITIONS, REFERENCE, NO_ENCODER]}")
+    recipe = bart.build(recipe_config(settings, seed, CONDITIONS.get(condition, "infilling+permutation")))
+    if condition == NO_ENCODER:
+        return no_encoder(recipe, seed, settings)
+    out = {"encoder_tokens": 0.0, "target_tokens": 0.0, "encoder_per_target": float("nan")}
+    if condition != REFERENCE:
+        enc, tgt = pretrain(recipe, settings, seed, condition)
+        out = {"encoder_tokens": enc, "target_tokens": tgt, "encoder_per_target": enc / tgt}
+    model = recipe.model
+    model.eval()
+    with no_grad():
+        for noising in TEST_NOISES:
+            pairs = common_test_pairs(recipe, seed, noising, settings["eval_blocks"])
+            m = recipe.token_metrics(model, pairs)
+            out[f"loss_{noising}"], out[f"accuracy_{noising}"] = m["loss"], m["token_accuracy"]
+    out["loss_mean"] = float(np.mean([out[f"loss_{n}"] for n in TEST_NOISES]))
+    out["probe"] = entailment_probe(model.encode, recipe.tokenizer, seed, settings)
+    if condition == REFERENCE:  # ~ln V: kept in the JSON, left out of the table (it would hide the rest)
+        out.update({f"untrained_{k}": out.pop(k) for k in [k for k in out if k.startswith("loss_")]})
+    return out
+
+
+def no_encoder(recipe, seed: int, settings: dict) -> dict[str, float]:
+    """The count-based row: the bag-of-words accuracy on the probe's pairs, and the loss of a bigram
+    model of the training blocks on the held-out targets (the same in every loss column: it never
+    reads the noised input)."""
+    from minilm.downstream.baselines import NGramLM
+    from minilm.experiments.electra_common import bag_of_words_accuracy
+    targets = [t for _, t in recipe.val[:settings["eval_blocks"]]]
+    x = np.concatenate([np.r_[recipe.tokenizer.sep_id, t[:-1]] for t in targets])   # the decoder's inputs
+    bigram = NGramLM(order=2).fit(recipe.train_blocks, recipe.tokenizer.vocab_size).loss(x, np.concatenate(targets))
+    return {"probe": bag_of_words_accuracy(seed, settings), "loss_mean": bigram,
+            **{f"loss_{n}": bigram for n in TEST_NOISES}}

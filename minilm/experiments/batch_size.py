@@ -1,0 +1,202 @@
+"""Large batches at equal compute (RoBERTa, Liu et al. 2019, §5 "Training with large batches", Table 3).
+
+BERT-base was trained for 1M steps of 256 sequences. RoBERTa asks whether the same number of
+sequences seen, in fewer and larger steps, trains as well: BERT-base on BOOKS + WIKI, each batch
+size with its own tuned peak learning rate (Table 3: held-out MLM perplexity / MNLI-m / SST-2 dev):
+
+    batch 256 × 1M steps,   lr 1e-4    perplexity 3.99   MNLI-m 84.7   SST-2 92.7
+    batch 2K  × 125K steps, lr 7e-4    perplexity 3.68   MNLI-m 85.2   SST-2 92.9
+    batch 8K  × 31K steps,  lr 1e-3    perplexity 3.77   MNLI-m 84.6   SST-2 92.8
+
+so 2K is slightly better than 256 and 8K close to it; RoBERTa went on with 8K (large batches are
+also easier to spread over machines).
+
+The miniature: the RoBERTa recipe (minilm/recipes/roberta.py: FULL-SENTENCES blocks of 64 tokens,
+dynamic masking) on --docs synthetic documents (or --corpus FILE), with --batch-sizes, each for
+``steps × ref_batch / batch`` steps, so every run reads the same number of blocks. Each batch size
+gets its own peak learning rate by one stated rule, square-root scaling from the reference batch:
+lr(B) = lr × sqrt(B / ref_batch) (the paper tuned each by hand; its 1e-4 → 7e-4 → 1e-3 grows a
+little faster than sqrt from 256 to 2K and slower from 2K to 8K). The warm-up is the same share of
+each run (warmup_share of its steps); the schedule otherwise is the recipe's (AdamW, cosine decay).
+
+Held equal: the sequences (blocks) read, batch × steps, identical for every row (checked in plan());
+the tokens read, counted from the recipe's own batch schedule in every run (the table's column;
+run_one raises if a run's count is off from blocks × mean block length by more than 2%); the model,
+the data, the tokenizer and the evaluation. What differs: the number of optimizer updates.
+
+Metrics, on the recipe's held-out documents (never trained on; one fixed mask each):
+  held-out MLM perplexity    exp(mean cross-entropy per masked token), as Table 3 reports it;
+  held-out MLM accuracy      masked tokens predicted right;
+  entailment / sentiment probe   a linear probe of the frozen encoder's sentence vectors
+                             [h_<s> ; mean_t h_t] on the two tasks of minilm/data/downstream.py
+                             (minilm/experiments/electra_common.py's protocol; chance 1/3 and 1/2).
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd import no_grad
+from autograd.errors import ConfigError
+from minilm.experiments import Metric, Plan
+
+NAME = "batch-size"
+HELP = "RoBERTa's batch size at equal compute: small batches for many steps vs large batches for few"
+
+TOKEN_TOLERANCE = 0.02    # a run's tokens read may differ from blocks × mean block length by this much
+
+
+@dataclass(frozen=True)
+class BatchSizeConfig:
+    """``minilm experiment batch-size``: the same blocks read in batches of different sizes. ``quick()``: toy sizes."""
+    corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
+                                    # line) instead of the synthetic corpus
+    docs: int = 800                 # synthetic documents, 10% held out
+    batch_sizes: str = "8,32,128"   # the batch sizes compared, comma-separated
+    ref_batch: int = 32             # the batch that trains for --steps steps at --lr
+    steps: int = 160                # steps at ref_batch; batch B trains steps × ref_batch / B steps
+    lr: float = 2e-3                # peak learning rate at ref_batch; batch B gets lr × sqrt(B / ref_batch)
+    warmup_share: float = 0.1       # warm-up steps as a share of each run's steps
+    tokens_per_sample: int = 64     # tokens per block
+    n_layer: int = 2                # RoBERTa blocks
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    vocab_size: int = 600           # byte-level BPE vocabulary
+    probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
+    probe_test: int = 600           # held-out pairs / sentences the probes are scored on
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=80, steps=40, n_head=2, n_embd=32,
+                       probe_train=64, probe_test=150)
+
+
+CONFIG = BatchSizeConfig
+OPTIONS = ("corpus", "docs", "batch_sizes", "steps", "lr")
+
+
+def batch_sizes(settings: dict) -> list[int]:
+    try:
+        sizes = [int(b) for b in str(settings["batch_sizes"]).split(",") if b.strip()]
+    except ValueError:
+        raise ConfigError(f"{NAME}: --batch-sizes {settings['batch_sizes']!r}: expected integers such as 8,32,128") \
+            from None
+    if not sizes or min(sizes) < 1:
+        raise ConfigError(f"{NAME}: --batch-sizes {settings['batch_sizes']!r}: expected batch sizes >= 1")
+    return sizes
+
+
+def schedules(settings: dict) -> dict:
+    """condition -> (batch, steps, lr, warm-up) for every batch size; raises ConfigError unless every
+    row reads exactly steps × ref_batch blocks."""
+    budget = settings["steps"] * settings["ref_batch"]           # blocks every run reads
+    out = {}
+    for B in batch_sizes(settings):
+        if budget % B:
+            raise ConfigError(f"{NAME}: steps × ref_batch = {settings['steps']} × {settings['ref_batch']} = {budget} "
+                              f"blocks is not a whole number of batches of {B}: equal compute needs a divisor")
+        steps = budget // B
+        lr = settings["lr"] * math.sqrt(B / settings["ref_batch"])
+        out[f"batch {B} × {steps} steps"] = (B, steps, lr, max(1, round(settings["warmup_share"] * steps)))
+    reads = {c: B * s for c, (B, s, _, _) in out.items()}
+    if len(set(reads.values())) != 1:                            # the equal-compute check itself
+        raise ConfigError(f"{NAME}: the rows read different numbers of blocks: {reads}")
+    return out
+
+
+def plan(cfg: BatchSizeConfig) -> Plan:
+    settings = asdict(cfg)
+    rows = schedules(settings)
+    budget = settings["steps"] * settings["ref_batch"]
+    return Plan(
+        title="batch size at equal compute: the same blocks read in small batches for many steps or large for few",
+        conditions=list(rows),
+        metrics=[Metric("heldout_ppl", "held-out MLM perplexity", percent=False, higher_is_better=False),
+                 Metric("entailment_probe", "entailment probe"),
+                 Metric("heldout_accuracy", "held-out MLM accuracy"),
+                 Metric("sentiment_probe", "sentiment probe"),
+                 Metric("tokens_seen", "tokens read", percent=False)],
+        settings=settings,
+        x={c: B for c, (B, _, _, _) in rows.items()}, xlabel="batch size (blocks per step)",
+        notes=[f"Held equal: {budget:,} blocks read by every row (batch × steps, checked); the tokens read are "
+               f"counted per run (column; within {TOKEN_TOLERANCE:.0%} of blocks × mean block length, checked). "
+               "Same model, data, tokenizer and held-out documents.",
+               "Learning rate: lr × sqrt(B / ref_batch): " + ", ".join(
+                   f"B={B}: {lr:.2g}" for B, _, lr, _ in rows.values()) + f"; warm-up {settings['warmup_share']:.0%} "
+               "of each run's steps.",
+               "Liu et al. 2019, Table 3 (BERT-base, equal sequences): 256 × 1M steps (lr 1e-4) perplexity 3.99, "
+               "MNLI-m 84.7, SST-2 92.7; 2K × 125K (7e-4) 3.68 / 85.2 / 92.9; 8K × 31K (1e-3) 3.77 / 84.6 / 92.8."])
+
+
+def tokens_seen(recipe, steps: int) -> int:
+    """Tokens in the blocks ``recipe`` serves over ``steps`` steps (its own epoch schedule)."""
+    lengths = np.array([len(b) for b in recipe.train_blocks])
+    return int(sum(lengths[i] for s in range(steps) for _, i in recipe.epoch_schedule(s)))
+
+
+def check_tokens(seen: int, blocks: int, mean_length: float, *, tolerance: float = TOKEN_TOLERANCE) -> None:
+    """Raise ConfigError unless ``seen`` tokens is within ``tolerance`` of ``blocks × mean_length``:
+    with the same blocks read, every row then reads the same tokens up to 2 × tolerance."""
+    expected = blocks * mean_length
+    if abs(seen / expected - 1) > tolerance:
+        raise ConfigError(f"{NAME}: a run read {seen:,} tokens, {blocks:,} blocks × {mean_length:.1f} = "
+                          f"{expected:,.0f} expected (tolerance {tolerance:.0%}): the rows are not at equal compute")
+
+
+def sentiment_probe(encode, tokenizer, seed: int, settings: dict) -> float:
+    """Probe accuracy of a frozen ``encode`` on the sentiment task (``<s> sentence </s>``); the
+    sentences come from another stream than the ones the recipe's tokenizer was trained on."""
+    from minilm.data import pad_batch, sentiment_dataset
+    from minilm.downstream.probe import probe_accuracy
+    from minilm.experiments.electra_common import sentence_features
+    rng = np.random.default_rng([seed, 78])
+
+    def arrays(n):
+        examples = sentiment_dataset(n, rng=rng)
+        ids, mask = pad_batch([tokenizer.encode(e.text, add_special_tokens=True) for e in examples], tokenizer.pad_id)
+        return sentence_features(encode, ids, mask), np.array([e.label for e in examples])
+    return probe_accuracy(*arrays(settings["probe_train"]), *arrays(settings["probe_test"]))
+
+
+def probes(model, tokenizer, seed: int, settings: dict) -> dict:
+    """The two frozen-feature probes of a trained RoBERTa (same examples for every row of a seed)."""
+    from minilm.experiments.electra_common import entailment_probe
+    model.eval()
+    return {"entailment_probe": entailment_probe(model.encode, tokenizer, seed, settings),
+            "sentiment_probe": sentiment_probe(model.encode, tokenizer, seed, settings)}
+
+
+def recipe_config(settings: dict, seed: int, **changes):
+    """The RoBERTa recipe's defaults with the experiment's sizes (and ``changes``)."""
+    from minilm.recipes import roberta
+    keys = ("corpus", "docs", "tokens_per_sample", "n_layer", "n_head", "n_embd", "vocab_size")
+    return replace(roberta.CONFIG(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
+
+
+def pretrain(recipe, steps: int, lr: float, warmup: int, seed: int) -> None:
+    from minilm.train import TrainConfig, train
+    cfg = TrainConfig(steps=steps, lr=lr, warmup=warmup, eval_every=steps, checkpoint_every=steps, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="minilm-roberta-") as out:
+        train(recipe, cfg, out, progress=False, plot=False)
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.recipes import roberta
+    rows = schedules(settings)
+    if condition not in rows:
+        raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {list(rows)}")
+    B, steps, lr, warmup = rows[condition]
+    recipe = roberta.build(recipe_config(settings, seed, batch_size=B))
+    seen = tokens_seen(recipe, steps)
+    check_tokens(seen, B * steps, float(np.mean([len(b) for b in recipe.train_blocks])))
+    pretrain(recipe, steps, lr, warmup, seed)
+    recipe.model.eval()
+    with no_grad():
+        held = recipe.evaluate(recipe.model)
+    return {"heldout_ppl": math.exp(held["loss"]), "heldout_loss": held["loss"],
+            "heldout_accuracy": held["mlm_accuracy"], **probes(recipe.model, recipe.tokenizer, seed, settings),
+            "tokens_seen": seen, "steps": steps, "lr": lr}

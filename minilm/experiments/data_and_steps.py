@@ -1,0 +1,174 @@
+"""More data and more steps (RoBERTa, Liu et al. 2019, §5 and Table 4).
+
+With the model, the batch (8K sequences) and the recipe fixed, RoBERTa-large was trained on more
+text and for longer (Table 4, dev sets: SQuAD v1.1 / v2.0 F1, MNLI-m, SST-2):
+
+    BOOKS + WIKI (16GB),     100K steps    93.6 / 87.3   89.0   95.3
+    + additional data (160GB), 100K steps  94.0 / 87.7   89.3   95.6
+    + pretrain longer,         300K steps  94.4 / 88.7   90.0   96.1
+    + pretrain even longer,    500K steps  94.6 / 89.4   90.2   96.4
+
+(BERT-large, 13GB, 256 × 1M steps: 90.9 / 81.8, 86.6, 93.7.) Both help, and the longest run still
+had not overfit ("even our longest-trained model does not appear to overfit our data").
+
+The miniature: the RoBERTa recipe (minilm/recipes/roberta.py: FULL-SENTENCES blocks of 64 tokens,
+dynamic masking, batch 32) on a small grid of corpus size × steps, --small-docs or --large-docs
+documents (90% trained on, as the recipe splits them) for --steps or 2 × --steps steps, plus one
+longer run of the large corpus (4 × --steps). With --corpus FILE the last --eval-docs documents of
+the file are held out and a row with N documents trains on the first N of the others.
+
+Held equal: the model, the batch, the peak learning rate and the warm-up, the training loop, and
+the held-out documents (the same new documents for every row of a seed: --eval-docs synthetic
+documents from a stream of their own, or the end of --corpus). What varies, per row, in the
+table: the distinct training documents, the tokens read (counted from the recipe's own batch
+schedule) and how many times each block was read (epochs). Every row's tokenizer is trained on its
+own training text, as the recipe does; the number of tokens it cuts the held-out documents into is
+the table's last column: rows with the same corpus compare exactly, rows with different corpora
+only roughly (a smaller corpus's tokenizer cuts finer, and finer pieces are likely easier to predict).
+
+Metrics: held-out MLM perplexity and accuracy on the new documents (--eval-masks masks per block,
+drawn with the recipe's 80/10/10 masker), and the frozen-feature probes on the entailment and
+sentiment tasks of minilm/data/downstream.py (minilm/experiments/electra_common.py's protocol).
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd.errors import ConfigError
+from minilm.experiments import Metric, Plan
+
+NAME = "data-and-steps"
+HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a fixed model and batch"
+
+
+@dataclass(frozen=True)
+class DataAndStepsConfig:
+    """``minilm experiment data-and-steps``: corpus size × steps at one model and batch. ``quick()``: toy sizes."""
+    corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
+                                    # line) instead of the synthetic corpus
+    small_docs: int = 200           # documents of the small corpus
+    large_docs: int = 800           # documents of the large corpus
+    steps: int = 100                # the short runs' steps; the long ones run 2×, the longest 4×
+    eval_docs: int = 100            # new documents for the held-out metrics
+    eval_masks: int = 2             # masks drawn per held-out block
+    batch_size: int = 32            # blocks per step, every row
+    lr: float = 2e-3                # peak learning rate, every row
+    warmup: int = 30                # warm-up steps, every row
+    tokens_per_sample: int = 64     # tokens per block
+    n_layer: int = 2                # RoBERTa blocks
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    vocab_size: int = 600           # byte-level BPE vocabulary
+    probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
+    probe_test: int = 600           # held-out pairs / sentences the probes are scored on
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), small_docs=20, large_docs=60, steps=15, eval_docs=20, warmup=3, n_layer=1, n_head=2,
+                       n_embd=32, probe_train=64, probe_test=150)
+
+
+CONFIG = DataAndStepsConfig
+OPTIONS = ("corpus", "small_docs", "large_docs", "steps", "eval_docs")
+
+
+def grid(settings: dict) -> dict:
+    """condition -> (documents, steps): the 2 × 2 grid and one longer run of the large corpus."""
+    small, large, S = settings["small_docs"], settings["large_docs"], settings["steps"]
+    if not 4 <= small < large:
+        raise ConfigError(f"{NAME}: --small-docs {small} and --large-docs {large}: expected 4 <= small < large")
+    if S < 1:
+        raise ConfigError(f"{NAME}: --steps {S}: expected at least 1")
+    return {f"{n} docs × {s} steps": (n, s) for n, s in
+            ((small, S), (small, 2 * S), (large, S), (large, 2 * S), (large, 4 * S))}
+
+
+def plan(cfg: DataAndStepsConfig) -> Plan:
+    settings = asdict(cfg)
+    rows = grid(settings)
+    return Plan(
+        title="more data, more steps: a corpus size × steps grid at a fixed model and batch",
+        conditions=list(rows),
+        metrics=[Metric("heldout_ppl", "held-out MLM perplexity", percent=False, higher_is_better=False),
+                 Metric("entailment_probe", "entailment probe"),
+                 Metric("heldout_accuracy", "held-out MLM accuracy"),
+                 Metric("sentiment_probe", "sentiment probe"),
+                 Metric("train_docs", "training docs", percent=False),
+                 Metric("tokens_seen", "tokens read", percent=False),
+                 Metric("epochs", "epochs", percent=False),
+                 Metric("heldout_tokens", "held-out tokens", percent=False)],
+        settings=settings,
+        notes=[f"Held equal: the model, batch {settings['batch_size']}, peak lr {settings['lr']:g}, "
+               f"warm-up {settings['warmup']} steps, and the held-out documents ({settings['eval_docs']} new ones "
+               "per seed). Varying, per row: training documents, tokens read (counted from the recipe's batch "
+               "schedule), epochs.",
+               "Each row's tokenizer is trained on its own training text (as the recipe does): a smaller corpus "
+               "learns fewer whole words and cuts the same held-out documents into more tokens (the last "
+               "column), so perplexity and accuracy per token compare exactly across steps, and only roughly "
+               "across corpus sizes (finer pieces of a word are likely easier to predict, which would favour "
+               "the small corpus).",
+               "Liu et al. 2019, Table 4 (RoBERTa-large, batch 8K; SQuAD 1.1/2.0, MNLI-m, SST-2): BOOKS+WIKI 100K "
+               "steps 93.6/87.3, 89.0, 95.3; +additional data (160GB) 94.0/87.7, 89.3, 95.6; 300K steps "
+               "94.4/88.7, 90.0, 96.1; 500K steps 94.6/89.4, 90.2, 96.4."])
+
+
+def eval_documents(settings: dict, seed: int) -> tuple[list, list]:
+    """``(held-out documents, pool to train from)``: new synthetic documents and None, or the last
+    ``eval_docs`` documents of --corpus and the ones before them."""
+    from minilm.data import read_corpus, synthetic_corpus
+    n = settings["eval_docs"]
+    if not settings["corpus"]:
+        return synthetic_corpus(n, rng=np.random.default_rng([seed, 5151])), None
+    docs = read_corpus(settings["corpus"])
+    if len(docs) < n + 4:
+        raise ConfigError(f"{NAME}: {settings['corpus']} has {len(docs)} documents; --eval-docs {n} held out "
+                          "leaves fewer than the 4 a run needs")
+    return docs[-n:], docs[:-n]
+
+
+def heldout_pairs(recipe, docs, settings: dict, seed: int) -> list:
+    """``eval_masks`` masked copies of the RoBERTa blocks of ``docs`` (the recipe's tokenizer, packing
+    and masker)."""
+    from minilm.data import encode_documents, roberta_blocks
+    from minilm.experiments.masking import masked_pairs
+    tok = recipe.tokenizer
+    blocks = [np.asarray(b, dtype=np.int64) for b in roberta_blocks(
+        encode_documents(docs, tok.encode), settings["tokens_per_sample"], bos_id=tok.bos_id, sep_id=tok.eos_id)]
+    return [p for c in range(settings["eval_masks"])
+            for p in masked_pairs(blocks, recipe.masker, seed_prefix=[seed, 98, c])]
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.data import write_corpus
+    from minilm.experiments.batch_size import pretrain, probes, recipe_config, tokens_seen
+    from minilm.experiments.masking import mlm_scores
+    from minilm.recipes import roberta
+    from minilm.recipes.common import load_documents
+    rows = grid(settings)
+    if condition not in rows:
+        raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {list(rows)}")
+    n_docs, steps = rows[condition]
+    held_docs, pool = eval_documents(settings, seed)
+    with tempfile.TemporaryDirectory(prefix="minilm-data-") as tmp:
+        corpus = None
+        if pool is not None:                   # the first n_docs of the corpus before the held-out end
+            corpus = os.path.join(tmp, "corpus.txt")
+            write_corpus(pool[:n_docs], corpus)
+        cfg = recipe_config({**settings, "corpus": corpus}, seed, docs=n_docs, batch_size=settings["batch_size"])
+        train_docs = len(load_documents(cfg)[0])
+        recipe = roberta.build(cfg)
+    pairs = heldout_pairs(recipe, held_docs, settings, seed)
+    seen = tokens_seen(recipe, steps)
+    pretrain(recipe, steps, settings["lr"], min(settings["warmup"], steps), seed)
+    held = mlm_scores(recipe.model, pairs, recipe.tokenizer.pad_id)
+    return {"heldout_ppl": math.exp(held["loss"]), "heldout_loss": held["loss"], "heldout_accuracy": held["accuracy"],
+            **probes(recipe.model, recipe.tokenizer, seed, settings), "train_docs": train_docs,
+            "tokens_seen": seen, "epochs": steps * settings["batch_size"] / len(recipe.train_blocks),
+            "heldout_tokens": sum(int((t != recipe.tokenizer.pad_id).sum()) for t in
+                                  (p[0] for p in pairs[:len(pairs) // settings["eval_masks"]]))}

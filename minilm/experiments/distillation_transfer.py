@@ -1,0 +1,260 @@
+"""Distillation on a transfer set: does a student learn more from a teacher when the teacher labels
+unlabelled inputs beyond the labelled set, and do soft targets then beat the teacher's hard labels?
+
+The claims. Hinton, Vinyals & Dean (2015) train the student on a *transfer set* that the teacher
+labels with its softened distribution (T > 1), mixed with the true labels where they are known
+(§2). On MNIST (§3) a 2-hidden-layer net of 800 units makes 146 test errors trained on the labels
+and 74 trained on the soft targets of a 1200-unit teacher (67 errors) — with a transfer set that is
+the training set itself; in speech (§4, Table 1) one model distilled from a 10-model ensemble keeps
+most of the ensemble's gain: 60.8% frame accuracy and 10.7% word error, against 58.9% / 10.9% for
+the baseline and 61.1% / 10.7% for the ensemble. The soft targets carry the teacher's "dark
+knowledge": how much more likely one wrong class is than another. DistilBERT (Sanh et al. 2019,
+§3-4, Table 1) distils BERT-base on its pre-training corpus (unlabelled text, no task labels) and
+keeps 97% of its GLUE score with 40% fewer parameters and 60% faster inference; its ablation (Table
+4) finds, removing one term at a time, that L_ce (the soft targets) costs -2.96 GLUE points,
+L_mlm -0.31, L_cos -1.46, and a random initialisation instead of the teacher's layers -3.69.
+
+The miniature reuses ``distillation``'s teacher and students (minilm/experiments/distillation.py,
+all of it ``minilm.downstream.distill``): per seed one 4-layer BERT teacher, pre-trained with MLM +
+NSP (on the synthetic corpus, or ``--corpus FILE``) and fine-tuned on 300 labelled pairs of the
+three-class entailment task; each student is a 1-layer BERT of its width, initialised from its
+layers, its embeddings and its classifier (DistilBERT's init). The new thing is the transfer set:
+k × 300 fresh pairs of the same task from ``minilm.data.entailment_dataset`` (a stream of its own,
+with every pair of the test set left out), whose labels are never used. A student trains on the
+300 labelled pairs plus the transfer set, in batches drawn from both, with one objective:
+
+    hard labels       CE(student, y): the true label on labelled pairs, the teacher's argmax on
+                      transfer pairs (pseudo-labels)
+    soft targets      ½ CE with the true labels (labelled pairs only, as Hinton et al. mix them)
+                      + ½ T²·KL(teacher ‖ student) at T = 2 on every pair
+    soft + cosine     the same + 1 − cos(h_s, h_t) on the last hidden states (DistilBERT)
+
+Held equal, and checked in code: the student (its layers, width and parameter count: a column), its
+optimizer steps and batch size (the transfer set changes what the steps see, not how many: every
+run counts the batches it drew and raises if they differ from ``student_steps``), its learning rate
+and schedule. The 0× rows are the ``distillation`` experiment's 1-layer students trained for
+``student_steps`` steps.
+
+Metrics on the 1000 held-out pairs: **accuracy**, accuracy on the pairs whose premise is negated
+(where "adding a detail" flips from saying more to saying less), and **retained** = student /
+teacher accuracy. "teacher − student" is the teacher's lead in points: the teacher has something to
+pass on only where the 0× hard-label student is behind it (the paper's regime).
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd.errors import ConfigError
+from minilm.experiments import Metric, Plan
+from minilm.experiments.distillation import (StudentRun, encode_pairs, make_student, teacher_bundle, teacher_label,
+                                             weights_for)
+
+NAME = "distillation-transfer"
+HELP = "Hinton et al. / DistilBERT: a transfer set the teacher labels, hard vs soft vs soft + cosine"
+
+OBJECTIVES = {"hard": "hard labels", "soft": "soft targets", "cosine": "soft + cosine"}  # distillation.OBJECTIVES
+IGNORE = -100   # F.cross_entropy's ignore_index: a transfer pair has no true label
+
+
+@dataclass(frozen=True)
+class DistillationTransferConfig:
+    """``minilm experiment distillation-transfer``: the teacher, the student, the transfer sets.
+    ``quick()``: toy sizes."""
+    teacher_layers: int = 4         # the teacher BERT's blocks
+    n_embd: int = 64                # width of the teacher and the student
+    n_head: int = 2                 # attention heads
+    vocab_size: int = 400           # WordPiece vocabulary
+    docs: int = 200                 # synthetic documents the teacher is pre-trained on
+    pretrain_steps: int = 150       # the teacher's MLM + NSP pre-training steps
+    teacher_steps: int = 400        # the teacher's fine-tuning steps
+    n_train: int = 300              # labelled training pairs for teacher and student
+    n_test: int = 1000              # held-out pairs
+    student_layers: int = 1         # the student's blocks
+    student_steps: int = 300        # distillation steps of every student, whatever its transfer set
+    batch_size: int = 32            # pairs per step
+    lr: float = 1e-3                # the students' peak learning rate
+    temperature: float = 2.0        # T of the soft targets
+    max_len: int = 32               # longest sequence in tokens (pre-training and pairs)
+    transfer: tuple = (0, 1, 4, 16)  # transfer-set sizes, in multiples of n_train
+    corpus: Optional[str] = None    # a UTF-8 text file to pre-train the teacher on: documents separated
+                                    # by blank lines, one sentence per line (default: the synthetic corpus)
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), teacher_layers=2, n_embd=32, docs=40, pretrain_steps=20, teacher_steps=100,
+                       n_train=200, n_test=200, student_steps=30, transfer=(0, 4))
+
+
+CONFIG = DistillationTransferConfig
+OPTIONS = ("student_steps", "temperature", "corpus")
+
+
+def condition_name(k: int, objective: str) -> str:
+    return f"transfer {k}×: {OBJECTIVES[objective]}"
+
+
+def conditions(settings: dict) -> dict:
+    """row label -> (transfer multiple, objective), or None for the teacher row."""
+    out = {teacher_label(settings): None}
+    for k in settings["transfer"]:
+        for objective in OBJECTIVES:
+            out[condition_name(k, objective)] = (k, objective)
+    return out
+
+
+def plan(cfg: DistillationTransferConfig) -> Plan:
+    s = asdict(cfg)
+    s["transfer"] = list(s["transfer"])   # as JSON gives it back (--resume compares the settings)
+    if s["n_train"] < 1 or s["student_steps"] < 1 or not s["temperature"] > 0:
+        raise ConfigError(f"{NAME}: n_train={s['n_train']}, student_steps={s['student_steps']}, "
+                          f"temperature={s['temperature']}: expected positive values")
+    if not 1 <= s["student_layers"] < s["teacher_layers"]:
+        raise ConfigError(f"{NAME}: student_layers={s['student_layers']}, teacher_layers={s['teacher_layers']}: "
+                          "expected 1 <= student layers < teacher layers")
+    if not s["transfer"] or any(int(k) != k or k < 0 for k in s["transfer"]) or len(set(s["transfer"])) != len(
+            s["transfer"]):
+        raise ConfigError(f"{NAME}: transfer={s['transfer']}: expected distinct whole multiples >= 0 of n_train")
+    pre = f"{s['docs']} synthetic documents" if not s["corpus"] else f"the documents of {s['corpus']}"
+    return Plan(
+        title="Distillation on a transfer set: does a student learn more when the teacher labels unlabelled "
+              "pairs, and do soft targets beat its hard labels?",
+        conditions=list(conditions(s)),
+        metrics=[Metric("retained", "retained (student / teacher)"), Metric("accuracy", "accuracy"),
+                 Metric("negated", "accuracy, negated premises"),
+                 Metric("teacher_lead", "teacher − student", higher_is_better=False),
+                 Metric("steps", "optimizer steps", percent=False), Metric("params", "parameters", percent=False)],
+        settings=s,
+        notes=[f"Teacher: BERT {s['teacher_layers']} layers x {s['n_embd']}, MLM + NSP for {s['pretrain_steps']} "
+               f"steps on {pre}, fine-tuned {s['teacher_steps']} steps on {s['n_train']} labelled entailment "
+               "pairs (3 classes, chance 33%); one teacher per seed.",
+               f"Students: {s['student_layers']} layer(s) of the teacher's width, initialised from its layers; "
+               f"the {s['n_train']} labelled pairs + k × {s['n_train']} unlabelled transfer pairs (fresh pairs of the "
+               "task, test pairs left out) labelled by the teacher: its argmax (hard) or its distribution at "
+               f"T = {s['temperature']} (×T², mixed ½ / ½ with the true labels of the labelled pairs).",
+               f"Held equal (checked): every student takes {s['student_steps']} optimizer steps of {s['batch_size']} "
+               "pairs and has the same parameters; the transfer set changes what the steps see, not how many.",
+               "The teacher has something to pass on where 'teacher − student' of the 0× hard-label row is above 0. "
+               f"Held-out: {s['n_test']} pairs. Papers: Hinton et al. 2015 (MNIST: 146 test errors from the "
+               "labels, 74 from soft targets); DistilBERT keeps 97% of BERT-base's GLUE score."])
+
+
+# ---- the transfer set --------------------------------------------------------------------------
+
+def transfer_examples(n: int, seed: int, exclude) -> list:
+    """``n`` entailment pairs from a stream of their own (``default_rng([seed, 7])``), none of them a
+    (premise, hypothesis) pair in ``exclude``. The sets of one seed are nested: the first n of a
+    bigger one. Their labels are dropped by the caller."""
+    from minilm.data import entailment_dataset
+    rng, out = np.random.default_rng([seed, 7]), []
+    exclude = set(exclude)
+    while len(out) < n:
+        out += [e for e in entailment_dataset(max(256, n), rng=rng) if (e.premise, e.hypothesis) not in exclude]
+    return out[:n]
+
+
+def teacher_argmax(teacher, ids, mask, batch_size: int = 256) -> np.ndarray:
+    """The teacher's predicted class for every row (N,): its hard labels of the transfer set."""
+    from autograd import no_grad
+    teacher.eval()
+    preds = []
+    with no_grad():
+        for i in range(0, len(ids), batch_size):
+            preds.append(teacher(ids[i:i + batch_size], None, mask[i:i + batch_size])["logits"].data.argmax(-1))
+    return np.concatenate(preds) if preds else np.zeros(0, dtype=np.int64)
+
+
+def join_rows(a_ids, a_mask, b_ids, b_mask, pad_id: int):
+    """Two padded sets of rows, (N_a, T_a) and (N_b, T_b), stacked into one (N_a + N_b, max T)."""
+    T = max(a_ids.shape[1], b_ids.shape[1])
+    pad = lambda x, v: np.pad(x, ((0, 0), (0, T - x.shape[1])), constant_values=v)  # noqa: E731
+    return (np.concatenate([pad(a_ids, pad_id), pad(b_ids, pad_id)]),
+            np.concatenate([pad(a_mask, 0), pad(b_mask, 0)]))
+
+
+def training_rows(bundle: dict, k: int, objective: str, seed: int, settings: dict):
+    """(ids, mask, labels) of a student's training set: the labelled pairs with their labels, then
+    k × n_train transfer pairs labelled by the teacher's argmax (hard) or unlabelled (IGNORE: the
+    soft objectives' CE skips them; their soft terms use the teacher's distribution)."""
+    ids, mask, y = bundle["ids"], bundle["mask"], bundle["y"]
+    n = k * settings["n_train"]
+    if n == 0:
+        return ids, mask, y
+    _, test = labelled_examples(seed, settings)
+    transfer = transfer_examples(n, seed, [(e.premise, e.hypothesis) for e in test])
+    t_ids, t_mask = encode_pairs(bundle["tokenizer"], transfer, settings["max_len"])
+    t_y = teacher_argmax(bundle["teacher"], t_ids, t_mask) if objective == "hard" else np.full(n, IGNORE)
+    all_ids, all_mask = join_rows(ids, mask, t_ids, t_mask, bundle["tokenizer"].pad_id)
+    return all_ids, all_mask, np.concatenate([y, t_y.astype(y.dtype)])
+
+
+def labelled_examples(seed: int, settings: dict):
+    """The teacher's (train, test) entailment examples, drawn as ``distillation`` draws them."""
+    from minilm.data import entailment_dataset
+    rng = np.random.default_rng([seed, 1])
+    return entailment_dataset(settings["n_train"], rng=rng), entailment_dataset(settings["n_test"], rng=rng)
+
+
+def negated_premises(examples) -> np.ndarray:
+    """(N,) bool: the premise is negated ("the dog does not run .")."""
+    return np.array([" not " in f" {e.premise} " for e in examples])
+
+
+# ---- one run -----------------------------------------------------------------------------------
+
+class TransferRun(StudentRun):
+    """``StudentRun`` on the labelled + transfer rows; counts the batches (= optimizer steps) it gives."""
+
+    def __init__(self, bundle: dict, student, weights, batch_size: int, ids, mask, labels):
+        super().__init__(bundle, student, weights, batch_size)
+        self.ids, self.mask, self.labels = ids, mask, np.asarray(labels)
+        self.batches = 0
+
+    def batch(self, rng):
+        self.batches += 1
+        return super().batch(rng)
+
+
+def check_equal_steps(condition: str, counted: int, expected: int) -> None:
+    """Raise unless a student took exactly the steps every other student takes."""
+    if counted != expected:
+        raise ConfigError(f"{NAME}: {condition!r} took {counted} optimizer steps, every student must take "
+                          f"{expected}: the transfer set may change what the steps see, not how many")
+
+
+def scores(model, bundle: dict, negated: np.ndarray) -> tuple[float, float]:
+    """(accuracy, accuracy on the negated-premise pairs) on the held-out pairs."""
+    from minilm.downstream.finetune import classification_accuracy
+    correct = classification_accuracy(model, bundle["test_ids"], bundle["test_mask"], bundle["y_test"])
+    return float(correct.mean()), float(correct[negated].mean()) if negated.any() else float("nan")
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.downstream.distill import inference_parameters
+    from minilm.train import TrainConfig, train
+    rows = conditions(settings)
+    if condition not in rows:
+        raise ConfigError(f"{NAME}: unknown condition {condition!r}, expected one of {list(rows)}")
+    bundle = teacher_bundle(seed, settings)
+    negated = negated_premises(labelled_examples(seed, settings)[1])
+    teacher_acc, teacher_neg = scores(bundle["teacher"], bundle, negated)
+    if rows[condition] is None:
+        return {"retained": 1.0, "accuracy": teacher_acc, "negated": teacher_neg, "teacher_lead": 0.0,
+                "steps": float("nan"), "params": inference_parameters(bundle["teacher"])}
+    k, objective = rows[condition]
+    ids, mask, labels = training_rows(bundle, k, objective, seed, settings)
+    student = make_student(bundle, settings["student_layers"], objective, seed)
+    run = TransferRun(bundle, student, weights_for(objective, settings["temperature"]), settings["batch_size"],
+                      ids, mask, labels)
+    steps = settings["student_steps"]
+    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=max(1, steps // 10), eval_every=steps,
+                      checkpoint_every=steps, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="minilm-distil-transfer-") as out:
+        train(run, cfg, out, progress=False, plot=False)
+    check_equal_steps(condition, run.batches, steps)
+    accuracy, neg = scores(student, bundle, negated)
+    return {"retained": accuracy / max(teacher_acc, 1e-12), "accuracy": accuracy, "negated": neg,
+            "teacher_lead": teacher_acc - accuracy, "steps": run.batches, "params": inference_parameters(student)}

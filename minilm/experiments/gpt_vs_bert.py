@@ -1,0 +1,466 @@
+"""The 2018 verdict in miniature: frozen features (ELMo-style) vs fine-tuning a left-to-right LM
+(GPT) vs fine-tuning a bidirectional masked LM (BERT), at equal size, data and pre-training steps.
+
+The papers. Devlin et al. 2019 (BERT), Table 1, GLUE test sets: the average over the tasks is 71.0
+for ELMo + BiLSTM + attention (frozen features under a task network; ELMo is a forward and a
+backward LSTM LM, Peters et al. 2018), 75.1 for OpenAI GPT (a left-to-right Transformer,
+fine-tuned; Radford et al. 2018), 79.6 for BERT-base (the same size as GPT) and 82.1 for
+BERT-large; MNLI-m/mm 76.4/76.1 (ELMo), 82.1/81.4 (GPT), 84.6/83.4 (BERT-base); CoLA 36.0 / 45.4 /
+52.1 (Matthews correlation). BERT §5.1 (Table 5, dev) isolates the direction: a left-to-right model
+trained like BERT-base ("LTR & No NSP") loses on every task — MNLI-m 82.1 vs 84.4, SQuAD v1.1 F1
+77.8 vs 88.5. §5.3 (Table 7, CoNLL-2003 NER, dev F1): features of a frozen BERT-base, the last
+four layers concatenated, reach 96.1 against 96.4 fine-tuned — close, but fine-tuning still
+wins. What the 2018 papers do not say, and the course does: only the left-to-right model generates
+text and has a perplexity; BERT's masked LM gives none (a pseudo-perplexity, masking one token at
+a time, scores p(x_t | both sides), another quantity, and is not comparable).
+
+The miniature. One pre-training text per seed — the synthetic corpus (``--docs`` documents) or
+``--corpus FILE``, plus ``task_text`` unlabelled sentences in the language of the two tasks (as
+BooksCorpus covers the language of GPT-1's tasks; the synthetic corpus has no "not") — is given to
+``minilm/recipes/gpt.py`` (windows of ``seq_len`` tokens of the token stream, next-token loss) and to
+``minilm/recipes/bert.py`` (``[CLS] A [SEP] B [SEP]`` pairs of at most ``seq_len`` tokens, MLM + NSP:
+BERT as published). Both train the same WordPiece vocabulary on the same split, the same width and
+depth, with the same loop (``minilm.train``: AdamW, warm-up + cosine) for the same steps. Then:
+
+* ``GPT frozen + probe (ELMo-style)``: the GPT frozen; the features of a sentence are, for every
+  layer, the state of its last token beside the mean over its tokens, the layers concatenated
+  (ELMo's use of every layer; BERT §5.3's concatenation). A softmax regression (``minilm/downstream/
+  probe.py``) is fitted on them. Forward only: ELMo's backward LM would need a second model, twice
+  the parameters and pre-training compute of every other row, so it is left out: the row is a
+  forward-only ELMo.
+* ``GPT fine-tuned``: every weight plus a linear layer on the last ("extract") token, with GPT-1's
+  auxiliary LM loss, λ = 0.5 (``minilm/downstream/gpt_finetune.py``).
+* ``BERT frozen + probe``: the same probe on the same features of BERT (h[CLS] for the summary token).
+* ``BERT fine-tuned``: every weight plus a linear layer on h[CLS] (``minilm/downstream/finetune.py``;
+  its loop gives no segment ids, so premise and hypothesis are both segment A, for BERT's probe too).
+* ``reference``: no Transformer — bag-of-words logistic regressions for the two tasks, the most
+  frequent candidate for the cloze, a bigram model for perplexity.
+
+Metrics: entailment accuracy (three classes, ``[CLS] premise [SEP] hypothesis [SEP]``, chance 1/3)
+and sentiment-with-negation accuracy, overall and on the negated half (``minilm/data/downstream.py``;
+probe or fine-tuning on the same labelled sentences); cloze accuracy — one word of each held-out
+sentence to be chosen among ``cloze_candidates`` words of the vocabulary: BERT reads the sentence
+with that word masked and ranks the candidates by its MLM logits; GPT cannot see the right side at
+the blank, so it scores each completed sentence left to right (the sum of log p(x_t | x_<t)) and
+picks the likeliest; held-out perplexity per token of the LM windows (GPT only: "–" for BERT).
+The fine-tuned and frozen rows of one model share its pre-training, so their cloze and perplexity
+are the same numbers.
+
+Held equal, and checked in ``run_one``: the pre-training text and tokenizer (the two recipes'
+vocabularies must be identical), the optimizer steps and schedule, the pre-training tokens (GPT
+reads ``batch_size × seq_len`` tokens per step; BERT's pairs are shorter than ``seq_len``, so its
+batch is enlarged to read as many real tokens — the counted totals must agree within
+``tolerance``), and the parameter count of the network a task keeps — embeddings and blocks, which
+must agree within ``tolerance`` (GPT's LM head is tied to its embeddings; BERT's pooler, MLM
+transform and NSP head, about 7% more at the default sizes, serve pre-training only and are left
+out of the count). Not equal, by design: BERT's loss covers the 15% masked tokens, GPT's every token.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd import no_grad
+from autograd.errors import MiniLMError
+from minilm.experiments import Metric, Plan
+
+NAME = "gpt-vs-bert"
+HELP = "the 2018 verdict: ELMo-style frozen features vs GPT vs BERT fine-tuning at equal size, data and steps"
+
+REFERENCE = "reference (bag of words, frequency, bigram)"
+GPT_FROZEN = "GPT frozen + probe (ELMo-style, forward only)"
+GPT_FT = "GPT fine-tuned"
+BERT_FROZEN = "BERT frozen + probe"
+BERT_FT = "BERT fine-tuned"
+CONDITIONS = [REFERENCE, GPT_FROZEN, GPT_FT, BERT_FROZEN, BERT_FT]
+
+
+class UnequalComputeError(MiniLMError):
+    """The conditions of one seed differ in parameters or pre-training tokens beyond the tolerance."""
+
+
+@dataclass(frozen=True)
+class GptVsBertConfig:
+    """``minilm experiment gpt-vs-bert``: the pre-training both models share and the downstream data.
+    ``quick()``: toy sizes."""
+    corpus: Optional[str] = None    # a UTF-8 text file: documents separated by blank lines, one sentence
+                                    # per line (default: the synthetic corpus)
+    docs: int = 400                 # synthetic documents (without --corpus)
+    task_text: int = 800            # unlabelled sentiment and entailment sentences added to the pre-training text
+    vocab_size: int = 500           # WordPiece vocabulary of both models
+    seq_len: int = 48               # GPT's window = BERT's longest pair, in tokens
+    n_layer: int = 2                # blocks of both models
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    batch_size: int = 32            # GPT windows per pre-training step (BERT: pairs of as many tokens)
+    steps: int = 500                # pre-training optimizer steps of both models
+    lr: float = 2e-3                # pre-training peak learning rate
+    warmup: int = 50                # pre-training warm-up steps
+    ft_steps: int = 150             # fine-tuning steps per task
+    ft_lr: float = 1e-3             # fine-tuning peak learning rate
+    aux_lm: float = 0.5             # GPT-1's auxiliary LM weight λ while fine-tuning GPT
+    sentiment_train: int = 200      # labelled sentiment sentences to probe / fine-tune on (half negated)
+    entail_train: int = 300         # labelled entailment pairs to probe / fine-tune on
+    test: int = 600                 # held-out sentences (sentiment) and pairs (entailment)
+    cloze_sentences: int = 300      # held-out sentences with one word blanked
+    cloze_candidates: int = 10      # words to choose from per blank (the right one included)
+    tolerance: float = 0.05         # largest relative difference of parameters or tokens allowed
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=60, task_text=200, vocab_size=300, n_layer=1, n_head=2, n_embd=32,
+                       batch_size=16, steps=80, warmup=8, ft_steps=40, sentiment_train=100, entail_train=100,
+                       test=200, cloze_sentences=100)
+
+
+CONFIG = GptVsBertConfig
+OPTIONS = ("corpus", "docs", "task_text", "seq_len", "steps", "ft_steps")
+
+
+def plan(cfg: GptVsBertConfig) -> Plan:
+    settings = asdict(cfg)
+    return Plan(
+        title="frozen features vs fine-tuning, left-to-right vs bidirectional, at equal parameters, tokens and steps",
+        conditions=list(CONDITIONS),
+        metrics=[Metric("entailment", "entailment"), Metric("sentiment", "sentiment"),
+                 Metric("sentiment_negated", "sentiment, negated half"), Metric("cloze", "cloze"),
+                 Metric("perplexity", "held-out perplexity", percent=False, higher_is_better=False),
+                 Metric("parameters", "parameters", percent=False),
+                 Metric("tokens", "pre-training tokens", percent=False)],
+        settings=settings,
+        notes=["Devlin et al. 2019, Table 1 (GLUE test): average ELMo+BiLSTM+Attn 71.0, OpenAI GPT 75.1, BERT-base "
+               "79.6, BERT-large 82.1; MNLI-m 76.4 / 82.1 / 84.6, CoLA 36.0 / 45.4 / 52.1 (ELMo / GPT / BERT-base). "
+               "Table 5: left-to-right vs MLM at BERT-base size, MNLI-m 82.1 vs 84.4, SQuAD F1 77.8 vs 88.5. Table 7: "
+               "frozen BERT-base features (last 4 layers) 96.1 vs fine-tuned 96.4 NER F1.",
+               f"Held equal and checked per run (within {cfg.tolerance:.0%}): the pre-training text and WordPiece "
+               f"vocabulary, {cfg.steps} optimizer steps with one schedule, the pre-training tokens (real tokens "
+               "read, columns above) and the parameters (column: the network a task keeps, embeddings and blocks; "
+               "BERT's pre-training heads, dropped afterwards, are not counted; GPT's LM head is tied to its "
+               "embeddings).",
+               f"Cloze: choose the blanked word among {cfg.cloze_candidates} (chance "
+               f"{1 / cfg.cloze_candidates:.0%}); BERT from the masked sentence, GPT by the likelihood of each "
+               "completed sentence read left to right. Perplexity: GPT's held-out windows; BERT has none (–): a "
+               "pseudo-perplexity is another quantity.",
+               "The frozen and fine-tuned rows of a model share its pre-training (same cloze and perplexity); the GPT "
+               "probe is forward-only (ELMo also has a backward LM, which would double parameters and compute)."])
+
+
+# ---- the pre-training text, the two recipes and the checks ---------------------------------------------
+
+def pretraining_documents(settings: dict, seed: int) -> list[list[str]]:
+    """The text both recipes read: the corpus (``--corpus`` or the synthetic documents the recipes
+    would generate) and ``task_text`` unlabelled task sentences, in documents of 8 sentences."""
+    from minilm.data import entailment_dataset, read_corpus, sentiment_dataset, synthetic_corpus
+    if settings["corpus"]:
+        docs = read_corpus(settings["corpus"])
+    else:
+        docs = synthetic_corpus(settings["docs"], rng=np.random.default_rng([seed, 12345]))
+    n = settings["task_text"]
+    rng = np.random.default_rng([seed, 61])         # not the labelled data's generators
+    sentences = [e.text for e in sentiment_dataset(n // 2, rng=rng)] if n >= 2 else []
+    for e in (entailment_dataset(n // 4, rng=rng) if n >= 4 else []):
+        sentences += [e.premise, e.hypothesis]
+    order = rng.permutation(len(sentences))
+    sentences = [sentences[i] for i in order]
+    return docs + [sentences[i:i + 8] for i in range(0, len(sentences), 8)]
+
+
+def write_corpus(docs, path) -> str:
+    """``docs`` in the ``minilm train --corpus`` format: one sentence a line, a blank line between documents."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n\n".join("\n".join(d) for d in docs) + "\n")
+    return os.fspath(path)
+
+
+def build_recipe(family: str, settings: dict, seed: int, corpus_path: str):
+    """The GPT or BERT recipe on the shared text, at the shared sizes (``dataclasses.replace`` of the
+    recipe's defaults)."""
+    from minilm.recipes import bert, gpt
+    common = dict(seed=seed, corpus=corpus_path, vocab_size=settings["vocab_size"], n_layer=settings["n_layer"],
+                  n_head=settings["n_head"], n_embd=settings["n_embd"], batch_size=settings["batch_size"],
+                  steps=settings["steps"], lr=settings["lr"], warmup=settings["warmup"])
+    if family == "gpt":
+        return gpt.build(replace(gpt.CONFIG(), block_size=settings["seq_len"], **common))
+    if family == "bert":
+        return bert.build(replace(bert.CONFIG(), max_seq_length=settings["seq_len"], **common))
+    raise ValueError(f"{NAME}: family={family!r}, expected 'gpt' or 'bert'")
+
+
+def count_parameters(module) -> int:
+    """Parameters of ``module``, a tied weight counted once."""
+    return int(sum(p.size for p in {id(p): p for p in module.parameters()}.values()))
+
+
+def parameter_counts(tokenizer, settings: dict) -> dict:
+    """The parameters of both networks at these sizes: ``gpt`` and ``bert``, the network a downstream
+    task keeps (embeddings and blocks; GPT's LM head is tied to its embeddings, so it is all of GPT),
+    and ``bert_heads``, what BERT's pre-training adds and then drops (pooler, MLM transform, NSP)."""
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForPreTraining
+    from minilm.models.gpt import GPT, GPTConfig
+    size = dict(vocab_size=tokenizer.vocab_size, n_layer=settings["n_layer"], n_head=settings["n_head"],
+                n_embd=settings["n_embd"])
+    rng = np.random.default_rng(0)
+    gpt = GPT(GPTConfig(block_size=settings["seq_len"], **size), rng=rng)
+    bert = BertForPreTraining(BertConfig(max_position_embeddings=settings["seq_len"], **size), rng=rng)
+    body = count_parameters(bert.bert) - count_parameters(bert.bert.pooler)
+    return {"gpt": count_parameters(gpt), "bert": body, "bert_heads": count_parameters(bert) - body}
+
+
+def check_equal(what: str, values: dict, tolerance: float) -> None:
+    """Raise ``UnequalComputeError`` if the values (condition -> number) differ by more than
+    ``tolerance`` relative to the largest."""
+    lo, hi = min(values.values()), max(values.values())
+    if hi <= 0 or (hi - lo) / hi > tolerance:
+        raise UnequalComputeError(f"{NAME}: {what} differ by {(hi - lo) / max(hi, 1e-12):.1%} ({values}); "
+                                  f"expected at most {tolerance:.1%}")
+
+
+def bert_batch_for_equal_tokens(recipe, settings: dict) -> int:
+    """Pairs per BERT step that read about ``batch_size × seq_len`` real tokens (GPT's step)."""
+    mean_pair = float(recipe.train["attention_mask"].sum(1).mean())
+    return max(1, int(round(settings["batch_size"] * settings["seq_len"] / mean_pair)))
+
+
+class CountTokens:
+    """A recipe seen by ``minilm.train`` unchanged, except that it adds up the tokens of its batches."""
+
+    def __init__(self, recipe):
+        self.recipe, self.tokens = recipe, 0
+
+    def __getattr__(self, name):
+        return getattr(self.recipe, name)
+
+    def loss(self, model, batch):
+        loss, info = self.recipe.loss(model, batch)
+        self.tokens += int(info["tokens"])
+        return loss, info
+
+
+def pretrain(recipe, settings: dict, seed: int) -> int:
+    """Train ``recipe.model`` with ``minilm.train``; returns the pre-training tokens read."""
+    from minilm.train import TrainConfig, train
+    steps = settings["steps"]
+    counted = CountTokens(recipe)
+    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
+                      checkpoint_every=steps, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="minilm-gpt-vs-bert-") as out:
+        train(counted, cfg, out, progress=False, plot=False)
+    recipe.model.eval()
+    return counted.tokens
+
+
+# ---- features of a frozen model -----------------------------------------------------------------------
+
+def layer_states(family: str, model, ids, mask) -> list:
+    """The output of every block, (B, T, C) each (GPT's last after ``ln_f``, as its LM head reads it)."""
+    from minilm.blocks import causal_mask, embed_inputs
+    if family == "bert":
+        return model.bert(ids, None, mask, output_hidden_states=True)["hidden_states"][1:]
+    x, m, states = embed_inputs(ids, model.wte.weight, model.wpe.weight), causal_mask(ids.shape[1]), []
+    for block in model.blocks:
+        x = block(x, mask=m)
+        states.append(x)
+    states[-1] = model.ln_f(x)
+    return states
+
+
+def frozen_features(family: str, model, ids, mask, batch: int = 256) -> np.ndarray:
+    """(N, 2·L·C): per layer, the summary token's state (BERT: [CLS]; GPT: the last real token, the
+    only one that has read the whole input) beside the mean over the real tokens; layers concatenated."""
+    out = []
+    with no_grad():
+        for i in range(0, len(ids), batch):
+            x, m = ids[i:i + batch], mask[i:i + batch]
+            w = m.astype(np.float64)[..., None]                                        # (N, T, 1)
+            last = m.sum(1).astype(int) - 1                                            # (N,)
+            parts = []
+            for h in layer_states(family, model, x, m):
+                h = np.asarray(h.data, dtype=np.float64)                               # (N, T, C)
+                summary = h[:, 0] if family == "bert" else h[np.arange(len(h)), last]
+                parts += [summary, (h * w).sum(1) / w.sum(1)]
+            out.append(np.concatenate(parts, axis=1))
+    return np.concatenate(out)
+
+
+# ---- the downstream data (the same for every condition of a seed) ---------------------------------------
+
+def task_data(tokenizer, settings: dict, seed: int) -> dict:
+    """Both tasks encoded with ``tokenizer``: ``(ids, mask, labels)`` for train and test, the
+    sentiment test's ``negated`` flags, and the texts for the bag-of-words references."""
+    from minilm.downstream.finetune import encode_texts, sentiment_split
+    from minilm.experiments.electra_common import entailment_pairs
+    T = settings["seq_len"]
+    s_train, s_test = sentiment_split(seed, settings["sentiment_train"], settings["test"])
+    rng = np.random.default_rng([seed, 77])
+    e_train, e_test = (entailment_pairs(tokenizer, n, rng) for n in (settings["entail_train"], settings["test"]))
+    if e_train[0].shape[1] > T or e_test[0].shape[1] > T:
+        raise MiniLMError(f"{NAME}: an entailment pair has {max(e_train[0].shape[1], e_test[0].shape[1])} tokens, "
+                          f"more than seq_len={T}; raise --seq-len")
+    return {"sentiment": {"train": (*encode_texts(tokenizer, [e.text for e in s_train], T),
+                                    np.array([e.label for e in s_train])),
+                          "test": (*encode_texts(tokenizer, [e.text for e in s_test], T),
+                                   np.array([e.label for e in s_test])),
+                          "texts": ([e.text for e in s_train], [e.text for e in s_test])},
+            "entailment": {"train": e_train[:3], "test": e_test[:3]},
+            "negated": np.array([e.negated for e in s_test])}
+
+
+def _scores(correct_sentiment: np.ndarray, correct_entailment: np.ndarray, negated: np.ndarray) -> dict:
+    return {"sentiment": float(correct_sentiment.mean()), "sentiment_negated": float(correct_sentiment[negated].mean()),
+            "entailment": float(correct_entailment.mean())}
+
+
+def probe_scores(family: str, model, data: dict) -> dict:
+    """A softmax regression on the frozen features, per task; the correct/incorrect of each test example."""
+    from minilm.downstream.probe import fit_softmax_regression, PROBE_L2, PROBE_LR, PROBE_STEPS
+    correct = {}
+    for task in ("sentiment", "entailment"):
+        (xi, xm, y), (ti, tm, ty) = data[task]["train"], data[task]["test"]
+        a, b = frozen_features(family, model, xi, xm), frozen_features(family, model, ti, tm)
+        mu, sd = a.mean(0), a.std(0) + 1e-6                                  # probe_accuracy's standardising
+        W, bias = fit_softmax_regression((a - mu) / sd, y, int(max(y.max(), ty.max())) + 1, steps=PROBE_STEPS,
+                                         lr=PROBE_LR, l2=PROBE_L2)
+        correct[task] = (((b - mu) / sd) @ W + bias).argmax(1) == ty
+    return _scores(correct["sentiment"], correct["entailment"], data["negated"])
+
+
+def finetune_scores(family: str, model, data: dict, settings: dict, seed: int) -> dict:
+    """A copy of the pre-trained model fine-tuned per task (every weight and a new linear layer)."""
+    correct = {}
+    for k, task in enumerate(("sentiment", "entailment")):
+        (xi, xm, y), (ti, tm, ty) = data[task]["train"], data[task]["test"]
+        n_labels = int(max(y.max(), ty.max())) + 1
+        run = dict(steps=settings["ft_steps"], batch_size=32, lr=settings["ft_lr"], seed=[seed, 50 + k])
+        if family == "gpt":
+            from minilm.downstream.gpt_finetune import GPTForSequenceClassification, finetune_gpt, gpt_accuracy
+            from minilm.models.gpt import GPT
+            gpt = GPT(model.config, rng=np.random.default_rng(0))
+            gpt.load_state_dict(model.state_dict())
+            clf = GPTForSequenceClassification(gpt, n_labels, rng=np.random.default_rng([seed, 40 + k]), pool="last")
+            finetune_gpt(clf, xi, xm, y, aux_weight=settings["aux_lm"], **run)
+            correct[task] = gpt_accuracy(clf, ti, tm, ty)
+        else:
+            from minilm.downstream.finetune import bert_classifier, classification_accuracy, finetune_classifier
+            clf = bert_classifier(model.bert, n_labels, seed=[seed, 40 + k], pool="cls")
+            finetune_classifier(clf, xi, xm, y, **run)
+            correct[task] = classification_accuracy(clf, ti, tm, ty)
+    return _scores(correct["sentiment"], correct["entailment"], data["negated"])
+
+
+def reference_scores(data: dict, seed: int, settings: dict) -> dict:
+    from minilm.downstream.baselines import text_baselines
+    from minilm.experiments.electra_common import bag_of_words_accuracy
+    s = data["sentiment"]
+    (train_texts, test_texts), y_train, y_test = s["texts"], s["train"][2], s["test"][2]
+    bow = text_baselines(train_texts, y_train, test_texts, y_test, data["negated"])
+    entail = bag_of_words_accuracy(seed, {"probe_train": settings["entail_train"], "probe_test": settings["test"]})
+    return {"sentiment": bow["bow_accuracy"], "sentiment_negated": bow["bow_negation_accuracy"], "entailment": entail}
+
+
+# ---- the cloze -----------------------------------------------------------------------------------------
+
+def cloze_items(tokenizer, sentences, settings: dict, seed: int) -> list[tuple[list[int], int, list[int]]]:
+    """``(ids of [CLS] sentence [SEP], blank position, candidate ids with the right one first)`` per
+    held-out sentence that has a whole-word token (not a ## piece, not followed by one, not punctuation)."""
+    vocab = tokenizer.convert_ids_to_tokens(list(range(tokenizer.vocab_size)))
+    special = set(tokenizer.special_ids)
+    whole = lambda i: i not in special and vocab[i].isalpha()  # noqa: E731
+    pool = np.array([i for i in range(tokenizer.vocab_size) if whole(i)])
+    rng = np.random.default_rng([seed, 31])
+    items = []
+    for s in sentences:
+        ids = tokenizer.encode(s, add_special_tokens=True)
+        if len(ids) > settings["seq_len"]:
+            continue
+        spots = [t for t in range(1, len(ids) - 1) if whole(ids[t]) and not vocab[ids[t + 1]].startswith("##")]
+        if not spots:
+            continue
+        t = int(spots[rng.integers(len(spots))])
+        others = rng.choice(pool[pool != ids[t]], size=settings["cloze_candidates"] - 1, replace=False)
+        items.append((ids, t, [ids[t], *map(int, others)]))
+        if len(items) == settings["cloze_sentences"]:
+            break
+    return items
+
+
+def cloze_bert(model, tokenizer, items) -> float:
+    """BERT: the [MASK]ed sentence, the candidates ranked by the MLM logits at the blank."""
+    from minilm.data import pad_batch
+    rows = [ids[:t] + [tokenizer.mask_id] + ids[t + 1:] for ids, t, _ in items]
+    x, m = pad_batch(rows, tokenizer.pad_id)
+    with no_grad():
+        logits = model(x, None, m)["mlm_logits"].data                         # (N, T, V)
+    right = [int(np.argmax(logits[n, t, c]) == 0) for n, (_, t, c) in enumerate(items)]
+    return float(np.mean(right))
+
+
+def cloze_gpt(model, tokenizer, items) -> float:
+    """GPT: every candidate put in the blank, the completed sentence scored left to right
+    (Σ_t log p(x_t | x_<t)); the likeliest wins."""
+    from minilm.data import pad_batch
+    right = []
+    with no_grad():
+        for ids, t, cands in items:
+            x, m = pad_batch([ids[:t] + [c] + ids[t + 1:] for c in cands], tokenizer.pad_id)   # (K, T)
+            logits, _ = model(x)
+            z = logits.data[:, :-1].astype(np.float64)                         # (K, T-1, V)
+            logp = z - z.max(-1, keepdims=True)
+            logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+            tok = np.take_along_axis(logp, x[:, 1:, None], axis=-1)[..., 0]   # (K, T-1)
+            right.append(int(np.argmax((tok * m[:, 1:]).sum(1)) == 0))
+    return float(np.mean(right))
+
+
+def cloze_frequency(tokenizer, train_ids, items) -> float:
+    """The reference: always the candidate most frequent in the training text."""
+    counts = np.bincount(np.asarray(train_ids).ravel(), minlength=tokenizer.vocab_size)
+    return float(np.mean([int(np.argmax(counts[c]) == 0) for _, _, c in items]))
+
+
+# ---- one run -------------------------------------------------------------------------------------------
+
+def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
+    from minilm.recipes.common import CorpusConfig, load_documents, texts
+    if condition not in CONDITIONS:
+        raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
+    family = "gpt" if condition in (GPT_FROZEN, GPT_FT) else "bert"
+    with tempfile.TemporaryDirectory(prefix="minilm-gpt-vs-bert-") as tmp:
+        path = write_corpus(pretraining_documents(settings, seed), os.path.join(tmp, "corpus.txt"))
+        gpt = build_recipe("gpt", settings, seed, path)        # the tokenizer and the LM windows
+        recipe = gpt if family == "gpt" else build_recipe("bert", settings, seed, path)
+        _, val_docs = load_documents(replace(CorpusConfig(), seed=seed, corpus=path))   # the recipes' split
+    tok = recipe.tokenizer
+    if tok.convert_ids_to_tokens(list(range(tok.vocab_size))) != \
+            gpt.tokenizer.convert_ids_to_tokens(list(range(gpt.tokenizer.vocab_size))):
+        raise UnequalComputeError(f"{NAME}: the GPT and BERT recipes trained different vocabularies")
+    counts = parameter_counts(tok, settings)
+    check_equal("the parameter counts of GPT and BERT", {k: counts[k] for k in ("gpt", "bert")},
+                settings["tolerance"])
+    data = task_data(tok, settings, seed)
+    items = cloze_items(tok, texts(val_docs), settings, seed)
+    budget = settings["steps"] * settings["batch_size"] * settings["seq_len"]   # GPT: full windows
+    if condition == REFERENCE:
+        bigram = gpt.baselines()["bigram_loss"]
+        return {**reference_scores(data, seed, settings), "cloze": cloze_frequency(tok, gpt.train_ids, items),
+                "perplexity": float(math.exp(bigram)), "parameters": float("nan"), "tokens": float("nan")}
+    if family == "bert":
+        recipe.batch_size = bert_batch_for_equal_tokens(recipe, settings)   # more, shorter rows per step
+    tokens = pretrain(recipe, settings, seed)
+    check_equal("the pre-training tokens of GPT and BERT", {"budget": budget, family: tokens}, settings["tolerance"])
+    model = recipe.model
+    if family == "gpt":
+        with no_grad():
+            loss = gpt.evaluate(model)["loss"]                                  # held-out windows, nats/token
+        out = {"cloze": cloze_gpt(model, tok, items), "perplexity": float(math.exp(loss))}
+    else:
+        out = {"cloze": cloze_bert(model, tok, items), "perplexity": float("nan")}
+    scores = probe_scores(family, model, data) if condition in (GPT_FROZEN, BERT_FROZEN) else \
+        finetune_scores(family, model, data, settings, seed)
+    return {**scores, **out, "parameters": float(counts[family]), "tokens": float(tokens)}
+

@@ -1,0 +1,265 @@
+"""RoBERTa's input formats: does next-sentence prediction help, and should a block stay inside one
+document? (Liu et al. 2019, "RoBERTa", §4.2 and Table 2.)
+
+The paper pre-trains BERT-base-sized models on BOOKCORPUS + WIKIPEDIA with four input formats
+(inputs of at most 512 tokens) and fine-tunes them. Table 2 (SQuAD 1.1 / 2.0 as F1, MNLI-m,
+SST-2, RACE as accuracy; quoted from the paper as recalled here, so treat the last digit with care):
+
+    SEGMENT-PAIR + NSP    90.4 / 78.7   84.0   92.9   64.2   BERT's inputs: two segments of sentences
+    SENTENCE-PAIR + NSP   88.7 / 76.2   82.9   92.1   63.0   one sentence per segment
+    FULL-SENTENCES        90.4 / 79.1   84.7   92.5   64.8   no NSP, blocks may cross documents
+    DOC-SENTENCES         90.6 / 79.7   84.7   92.7   65.6   no NSP, a block stays in one document
+    (BERT-base, as released: 88.5 / 76.3, 84.3, 92.8, 64.3)
+
+Single sentences hurt (the model "is unable to learn long-range dependencies"); dropping NSP matches
+or slightly improves the downstream scores; DOC-SENTENCES is slightly best, but its batch size has
+to vary, so the rest of the paper uses FULL-SENTENCES "for easier comparison with related work".
+For the two formats with short inputs the paper raises the batch size to keep the tokens per batch
+about those of the others (SENTENCE-PAIR: a bigger fixed batch; DOC-SENTENCES: "we dynamically
+increase the batch size" near document ends) — this miniature fills every step that way.
+
+The miniature (minilm/recipes/roberta.py, ``--packing``): the same synthetic corpus (400 documents,
+10% held out, about 5.5 sentences and 65 tokens a document), byte-level BPE of 600 entries, inputs of
+at most 64 tokens, RoBERTa's dynamic 80/10/10 masking of 15% of the tokens, 2 layers of width 64:
+
+* ``SEGMENT-PAIR+NSP``: ``<s> A </s> B </s>``, A and B runs of whole sentences filling 64 tokens
+  (BERT's ``create_nsp_instances``), B the true continuation or, half of the time, from another
+  document (65% of the pairs on this corpus: a short document often has no second segment to
+  offer, and BERT's rule then takes B from elsewhere); L = L_MLM + L_NSP.
+* ``SENTENCE-PAIR+NSP``: the same with one sentence in A and one in B (about 27 tokens a pair).
+* ``FULL-SENTENCES``: blocks of whole sentences up to 64 tokens, across documents (``</s>`` between
+  two documents); MLM only.
+* ``DOC-SENTENCES``: the same, but every document starts a new block; MLM only.
+* ``no pre-training``: the reference row — the same encoder at its random initialisation.
+
+RoBERTa's model has no pooler and no NSP head, so the two +NSP formats train the library's BERT
+(``BertForPreTraining``: a second segment embedding, the pooler and a 2-way NSP head on top of the
+same encoder) with RoBERTa's tokenizer, masking and schedule; the encoder probed is the same shape.
+
+What is held equal: optimizer steps, and tokens per step — every format fills each step with its
+inputs until the next would pass ``tokens_per_batch`` (2,048 = 32 full blocks of 64), so a step
+holds about 77 sentence pairs, 41 segment pairs, 35 FULL-SENTENCES blocks or 47 DOC-SENTENCES
+blocks (40 to 53: the shorter blocks at document ends make bigger batches) — about 2,020 tokens
+each time (``--tokens-per-batch`` of the recipe). Every run counts the tokens it trained on (the table's "tokens seen" column) and fails if
+they fall short of steps × tokens_per_batch by more than ``token_tolerance`` (5%). Padding is not
+counted (the pair formats are padded to the longest pair of their step, so they cost a little more).
+
+Metrics:
+  entailment probe   a linear probe (minilm/downstream/probe.py) on the frozen encoder's
+                     [h_<s> ; mean h] of ``<s> premise </s> hypothesis </s>`` (segment ids 0 / 1 for
+                     the +NSP models, which were trained with them), the three-class entailment task
+                     of minilm/data/downstream.py; chance 1/3;
+  sentiment probe    the same on ``<s> sentence </s>`` of the sentiment task with negation; chance 1/2;
+  MLM accuracy       held-out masked-LM accuracy on the SAME held-out blocks for every format
+                     (FULL-SENTENCES blocks of the held-out documents, one fixed mask each) — long
+                     inputs, which the sentence-pair model never saw during pre-training;
+  tokens seen        real (non-padding) tokens in all training steps, in thousands.
+
+Why NSP might or might not hurt here: each synthetic document keeps to one topic (its first sentence
+names it and its nouns come from it), so a NotNext segment from another document nearly always
+changes topic, and NSP could be solved by topic words alone (the weakness Lan et al. 2019, ALBERT
+§4.2, point out in the real NSP): an easy loss that adds little signal and costs little. At these
+sizes the model does not even learn that: after 300 steps (seed 0) held-out NSP accuracy is 66.7%
+for segment pairs, below the 69.8% of always answering NotNext, and 53.1% for sentence pairs, the
+majority share exactly. So whatever sets the pair formats apart comes from their inputs — shorter
+contexts (sentence pairs), documents cut into two segments, two-segment inputs laid out like the
+entailment probe's — rather than from a learned NSP. Neither downstream task needs
+discourse or topic, and the documents are short (one or two blocks), so DOC-SENTENCES and
+FULL-SENTENCES differ only in whether a block mixes the end of one document with the start of the
+next; the paper's long-range effects (RACE, SQuAD) have no counterpart on a corpus of short, simple
+sentences.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from autograd.errors import ConfigError
+from minilm.experiments import Metric, Plan
+
+NAME = "roberta-inputs"
+HELP = "RoBERTa's input formats (SEGMENT-PAIR+NSP, SENTENCE-PAIR+NSP, FULL-SENTENCES, DOC-SENTENCES)"
+
+FORMATS = {                               # condition -> the RoBERTa recipe's --packing
+    "SEGMENT-PAIR+NSP": "segment-pair",
+    "SENTENCE-PAIR+NSP": "sentence-pair",
+    "FULL-SENTENCES": "full",
+    "DOC-SENTENCES": "doc",
+}
+REFERENCE = "no pre-training"
+CONDITIONS = [*FORMATS, REFERENCE]
+
+
+@dataclass(frozen=True)
+class RobertaInputsConfig:
+    """``minilm experiment roberta-inputs``: the corpus, the model and the compute every format shares.
+    ``quick()``: toy sizes."""
+    corpus: Optional[str] = None    # a UTF-8 text file, the format of `minilm train --corpus` (default:
+                                    # the synthetic corpus)
+    docs: int = 400                 # synthetic documents, 10% held out
+    steps: int = 300                # optimizer steps of every format
+    tokens_per_batch: int = 2048    # tokens per step of every format: inputs are added while they fit
+    tokens_per_sample: int = 64     # the longest input (block or pair), <s> included
+    lr: float = 2e-3                # peak learning rate
+    warmup: int = 30                # warm-up steps
+    n_layer: int = 2                # encoder layers
+    n_head: int = 4                 # attention heads
+    n_embd: int = 64                # width
+    vocab_size: int = 600           # byte-level BPE vocabulary
+    probe_train: int = 256          # labelled examples each probe is fitted on (per task)
+    probe_test: int = 1000          # held-out examples each probe is scored on
+    token_tolerance: float = 0.05   # a run may train on at most this share fewer tokens than steps × tokens_per_batch
+
+    @classmethod
+    def quick(cls):
+        return replace(cls(), docs=60, steps=40, tokens_per_batch=1024, warmup=5, n_layer=1, n_head=2, n_embd=32,
+                       vocab_size=400, probe_train=64, probe_test=200)
+
+
+CONFIG = RobertaInputsConfig
+OPTIONS = ("corpus", "docs", "steps", "tokens_per_batch")
+
+
+def plan(cfg: RobertaInputsConfig) -> Plan:
+    settings = asdict(cfg)
+    return Plan(
+        title="RoBERTa's input formats at equal steps and tokens: frozen-feature probes and held-out MLM",
+        conditions=list(CONDITIONS),
+        metrics=[Metric("entailment_probe", "entailment probe"),
+                 Metric("sentiment_probe", "sentiment probe"),
+                 Metric("mlm_accuracy", "MLM accuracy (shared held-out blocks)"),
+                 Metric("tokens_seen_k", "tokens seen (k)", percent=False)],
+        settings=settings,
+        notes=["Liu et al. 2019, Table 2 (SQuAD 1.1/2.0 F1, MNLI-m, SST-2, RACE): SEGMENT-PAIR+NSP 90.4/78.7, 84.0, "
+               "92.9, 64.2; SENTENCE-PAIR+NSP 88.7/76.2, 82.9, 92.1, 63.0; FULL-SENTENCES 90.4/79.1, 84.7, 92.5, "
+               "64.8; DOC-SENTENCES 90.6/79.7, 84.7, 92.7, 65.6.",
+               f"Held equal: {settings['steps']} optimizer steps of at most {settings['tokens_per_batch']:,} tokens "
+               f"each (inputs are added to a step while they fit; checked: every run's tokens seen is within "
+               f"{settings['token_tolerance']:.0%} of steps × tokens per step); same corpus, tokenizer, masking, "
+               "encoder size and probe data within a seed.",
+               "The +NSP rows train BertForPreTraining (RoBERTa's model has no NSP head): the same encoder plus a "
+               "second segment embedding, a pooler and the NSP head; no pre-training: the encoder at initialisation."])
+
+
+def check_tokens(tokens_seen: int, settings: dict, condition: str = "") -> None:
+    """Equal compute: raise unless ``tokens_seen`` is within ``token_tolerance`` below the budget
+    ``steps × tokens_per_batch`` (a step never takes more than its budget)."""
+    budget = settings["steps"] * settings["tokens_per_batch"]
+    share = tokens_seen / budget
+    if not (1 - settings["token_tolerance"] <= share <= 1):
+        raise ConfigError(f"{NAME}: {condition or 'a run'} trained on {tokens_seen:,} tokens, {share:.1%} of "
+                          f"steps × tokens_per_batch = {budget:,}: expected between "
+                          f"{1 - settings['token_tolerance']:.0%} and 100% (equal tokens per step for every format)")
+
+
+def recipe_config(condition: str, seed: int, settings: dict):
+    """The RoBERTa recipe's defaults, then the format and the shared sizes."""
+    from minilm.recipes import roberta
+    if condition not in CONDITIONS:
+        raise ConfigError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
+    keys = ("corpus", "docs", "tokens_per_sample", "tokens_per_batch", "n_layer", "n_head", "n_embd", "vocab_size")
+    return replace(roberta.CONFIG(), seed=seed, packing=FORMATS.get(condition, "full"),
+                   **{k: settings[k] for k in keys})
+
+
+def tokens_seen(recipe, steps: int) -> int:
+    """Real tokens in the ``steps`` training batches of ``recipe`` (its schedule, without masking)."""
+    return sum(len(recipe.train_blocks[i]) for s in range(steps) for _, i in recipe.epoch_schedule(s))
+
+
+def segment_ids(ids: np.ndarray, sep_id: int) -> np.ndarray:
+    """(N, T): 1 after the first ``</s>`` of each row (segment B of ``<s> A </s> B </s>``), else 0."""
+    is_sep = ids == sep_id
+    return ((np.cumsum(is_sep, axis=1) - is_sep) >= 1).astype(np.int64)
+
+
+def encoder(recipe):
+    """``encode(ids, mask) -> (N, T, H)``: the frozen encoder of the recipe's model."""
+    model, sep = recipe.model, recipe.tokenizer.eos_id
+    if recipe.pairs:
+        return lambda ids, mask: model.bert(ids, segment_ids(ids, sep), mask)["last_hidden_state"]
+    return model.encode
+
+
+def probe_data(tokenizer, seed: int, settings: dict) -> dict:
+    """``task -> (train (ids, mask, labels), test (...))``: entailment as ``<s> premise </s> hypothesis
+    </s>``, sentiment as ``<s> sentence </s>``, cut to ``tokens_per_sample`` (the positions the models
+    have); the same examples for every format of a seed."""
+    from minilm.data import entailment_dataset, pad_batch, sentiment_dataset
+    bos, eos, pad = tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id
+
+    def arrays(rows, labels):
+        ids, mask = pad_batch([row[:settings["tokens_per_sample"]] for row in rows], pad)
+        return ids, mask, np.asarray(labels)
+
+    out = {}
+    rng = np.random.default_rng([seed, 77])
+    n = (settings["probe_train"], settings["probe_test"])
+    ent = [entailment_dataset(k, rng=rng) for k in n]
+    out["entailment"] = [arrays([[bos, *tokenizer.encode(e.premise), eos, *tokenizer.encode(e.hypothesis), eos]
+                                 for e in part], [e.label for e in part]) for part in ent]
+    rng = np.random.default_rng([seed, 78])
+    sent = [sentiment_dataset(k, rng=rng) for k in n]
+    out["sentiment"] = [arrays([[bos, *tokenizer.encode(e.text), eos] for e in part], [e.label for e in part])
+                        for part in sent]
+    return out
+
+
+def probes(recipe, seed: int, settings: dict) -> dict:
+    from minilm.downstream.probe import probe_accuracy
+    from minilm.experiments.electra_common import sentence_features
+    encode = encoder(recipe)
+    out = {}
+    for task, (train, test) in probe_data(recipe.tokenizer, seed, settings).items():
+        out[f"{task}_probe"] = probe_accuracy(sentence_features(encode, *train[:2]), train[2],
+                                              sentence_features(encode, *test[:2]), test[2])
+    return out
+
+
+def shared_mlm_accuracy(recipe, cfg) -> float:
+    """Masked-LM accuracy on the FULL-SENTENCES blocks of the held-out documents (the first 128,
+    block i masked with ``default_rng([seed, 99, i])``: the FULL-SENTENCES recipe's own held-out set),
+    whatever the recipe's format, so that every format is scored on the same masked tokens."""
+    from autograd import no_grad
+    from minilm.corruption import targets_to_labels
+    from minilm.data import encode_documents, pad_batch, roberta_blocks
+    from minilm.recipes.common import load_documents
+    tok = recipe.tokenizer
+    _, val_docs = load_documents(cfg)
+    blocks = roberta_blocks(encode_documents(val_docs, tok.encode), cfg.tokens_per_sample, bos_id=tok.bos_id,
+                            sep_id=tok.eos_id, mode="full")[:128]
+    pairs = [recipe.masker(np.asarray(b, dtype=np.int64), rng=np.random.default_rng([cfg.seed, 99, i]))
+             for i, b in enumerate(blocks)]
+    correct = n = 0
+    recipe.model.eval()
+    with no_grad():
+        for i in range(0, len(pairs), 64):
+            inputs, mask = pad_batch([p[0] for p in pairs[i:i + 64]], tok.pad_id)                  # (B, T)
+            labels = targets_to_labels(pad_batch([p[1] for p in pairs[i:i + 64]], tok.pad_id)[0], pad_id=tok.pad_id)
+            logits = recipe.mlm_logits(recipe.model, inputs, mask)                                   # (B, T, V)
+            m = labels != -100
+            correct += int((logits.data.argmax(-1)[m] == labels[m]).sum())
+            n += int(m.sum())
+    return correct / max(n, 1)
+
+
+def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
+    from minilm.recipes import roberta
+    from minilm.train import TrainConfig, train
+    cfg = recipe_config(condition, seed, settings)
+    recipe = roberta.build(cfg)
+    seen = 0
+    if condition != REFERENCE:
+        steps = settings["steps"]
+        seen = tokens_seen(recipe, steps)
+        check_tokens(seen, settings, condition)
+        tcfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
+                           checkpoint_every=steps, seed=seed)
+        with tempfile.TemporaryDirectory(prefix="minilm-roberta-inputs-") as out:
+            train(recipe, tcfg, out, progress=False, plot=False)
+    recipe.model.eval()
+    return {**probes(recipe, seed, settings), "mlm_accuracy": shared_mlm_accuracy(recipe, cfg),
+            "tokens_seen_k": seen / 1000}

@@ -1,0 +1,159 @@
+"""``minilm experiment bakeoff`` (minilm/experiments/bakeoff.py): its plan, the equal-compute checks,
+the probe inputs, the token counter, the distilled student, and (slow) the --quick run end to end."""
+import json
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from autograd.errors import ConfigError
+from minilm.cli import build_parser
+from minilm.experiments import EXPERIMENTS
+from minilm.experiments import bakeoff as exp
+from minilm.recipes.config import from_args
+
+
+def test_registered_and_planned():
+    assert EXPERIMENTS[exp.NAME] == "minilm.experiments.bakeoff"
+    full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
+    assert full.conditions == quick.conditions == exp.CONDITIONS and len(exp.CONDITIONS) == 10
+    assert [m.key for m in full.metrics] == ["sentiment", "entailment", "perplexity", "parameters", "tokens",
+                                             "gflops"]
+    assert not full.metrics[2].higher_is_better
+    f, q = full.settings, quick.settings
+    assert q["steps"] < f["steps"] and q["docs"] < f["docs"] and q["batch_tokens"] < f["batch_tokens"]
+    assert q["n_embd"] <= f["n_embd"] and q["probe_test"] < f["probe_test"]
+    json.dumps(f)
+    assert "Held equal" in full.notes[0] and "96,000" in full.notes[0]
+    args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "x.txt"])
+    settings = exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings
+    assert settings["steps"] == 7 and settings["corpus"] == "x.txt"
+
+
+def test_equal_compute_check_passes_and_fails():
+    s = asdict(exp.CONFIG())                          # 250 steps x 384 tokens = 96,000; ±10%, ±25%
+    exp.check_equal(exp.BERT, 96_000, 100_000, 100_000, s)
+    exp.check_equal(exp.T5, 104_000, 120_000, 100_000, s)
+    with pytest.raises(ConfigError, match="tokens.*away from steps"):
+        exp.check_equal(exp.GPT, 80_000, 100_000, 100_000, s)
+    with pytest.raises(ConfigError, match="parameters.*away from a BERT"):
+        exp.check_equal(exp.BART, 96_000, 130_000, 100_000, s)
+    for exempt in exp.NOT_EQUAL_PARAMETERS:           # ELECTRA's generator, the half-depth student
+        exp.check_equal(exempt, 96_000, 50_000, 100_000, s)
+    with pytest.raises(ConfigError, match="tokens"):  # but their tokens are checked all the same
+        exp.check_equal(exp.STUDENT, 50_000, 50_000, 100_000, s)
+
+
+def test_compute_estimate_counts_the_parameters_a_token_passes():
+    assert exp.active_parameters(exp.BERT, 900) == 900
+    assert exp.active_parameters(exp.T5, 900) == 450                 # one of the two stacks
+    assert exp.active_parameters(exp.STUDENT, 600, teacher_parameters=900) == 900   # + a forward of the teacher
+
+
+class _Tok:
+    pad_id, cls_id, sep_id = 0, 1, 2
+
+    def encode(self, text):
+        return [3 + len(w) for w in text.split()]
+
+    def build_inputs(self, a, b=None):
+        ids = [1, *a, 2] + ([*b, 2] if b is not None else [])
+        return ids, [0] * len(ids)
+
+    def encode_pair(self, a, b):
+        return self.build_inputs(self.encode(a), self.encode(b))
+
+
+def test_probe_inputs_follow_each_family_and_are_cut():
+    tok = _Tok()
+    assert exp.pair_ids(exp.BERT, tok, "a bb", "ccc", 40) == [1, 4, 5, 2, 6, 2]
+    assert exp.pair_ids(exp.BERT, tok, "a bb", None, 40) == [1, 4, 5, 2]
+    assert exp.pair_ids(exp.GPT, tok, "a bb", "ccc", 40) == [4, 5, 2, 6, 2]      # no [CLS] for GPT
+    assert exp.pair_ids(exp.GPT, tok, "a bb ccc", None, 2) == [4, 5]
+
+
+def test_probe_tasks_are_the_same_for_every_family_of_a_seed():
+    s = dict(probe_train=10, probe_test=7)
+    a, b = exp.probe_tasks(0, s), exp.probe_tasks(0, s)
+    assert set(a) == {"sentiment", "entailment"}
+    for task in a:
+        x_tr, y_tr, x_te, y_te = a[task]
+        assert len(x_tr) == len(y_tr) == 10 and len(x_te) == len(y_te) == 7
+        assert x_tr == b[task][0] and (y_te == b[task][3]).all()
+    assert a["sentiment"][0][0][1] is None and a["entailment"][0][0][1] is not None
+
+
+def test_counted_adds_the_tokens_and_delegates():
+    class R:
+        family, batch_size = "x", 3
+
+        def loss(self, model, batch):
+            return batch, {"tokens": batch}
+    c = exp.Counted(R())
+    c.loss(None, 5)
+    c.loss(None, 7)
+    assert c.tokens == 12 and c.family == "x" and c.batch_size == 3
+
+
+@pytest.fixture(scope="module")
+def tiny_bert():
+    s = asdict(replace(exp.CONFIG.quick(), docs=20, vocab_size=200, seq_len=24, n_embd=16))
+    return exp.calibrated(exp.BERT, s, 0), s
+
+
+def test_calibrated_batch_holds_about_batch_tokens(tiny_bert):
+    recipe, s = tiny_bert
+    tokens = np.mean([exp.batch_tokens(recipe, np.random.default_rng(k)) for k in range(8)])
+    assert abs(tokens - s["batch_tokens"]) / s["batch_tokens"] < 0.2
+
+
+def test_student_starts_from_every_other_teacher_layer_and_its_loss_is_finite(tiny_bert):
+    recipe, _ = tiny_bert
+    teacher = recipe.model
+    student = exp.DistilledStudent(recipe, teacher, seed=0)
+    assert student.model.config.n_layer == 1 and teacher.config.n_layer == 2
+    t_layer = dict(teacher.bert.encoder.named_parameters())
+    s_layer = dict(student.model.bert.encoder.named_parameters())
+    for name, p in s_layer.items():                   # layer map [0]: the student's block is teacher block 0
+        assert np.array_equal(p.data, t_layer[name].data), name
+    loss, metrics = student.loss(student.model, student.batch(np.random.default_rng(0)))
+    assert math.isfinite(loss.item()) and metrics["tokens"] > 0
+    loss.backward()
+    assert any(np.abs(p.grad).sum() > 0 for p in student.model.parameters() if p.grad is not None)
+    assert all(p.grad is None or not np.abs(p.grad).sum() for p in teacher.parameters())
+
+
+def test_encoders_give_one_vector_per_token():
+    from minilm.models.gpt import GPT, GPTConfig
+    from minilm.models.xlnet import XLNet, XLNetConfig
+    ids, mask = np.array([[3, 4, 5, 0], [3, 6, 0, 0]]), np.array([[1, 1, 1, 0], [1, 1, 0, 0]])
+    gpt = GPT(GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=2, n_embd=8), rng=np.random.default_rng(0))
+    xl = XLNet(XLNetConfig(vocab_size=10, max_position_embeddings=8, n_layer=1, n_head=2, n_embd=8),
+               rng=np.random.default_rng(0))
+    for condition, model in ((exp.GPT, gpt), (exp.XLNET, xl)):
+        h = exp.encoder(condition, model)(ids, mask)
+        assert h.shape == (2, 4, 8)
+    # GPT's causal stack: a token's vector does not depend on what follows it
+    other = ids.copy()
+    other[0, 2] = 7
+    a, b = exp.encoder(exp.GPT, gpt)(ids, mask).data, exp.encoder(exp.GPT, gpt)(other, mask).data
+    assert np.allclose(a[0, :2], b[0, :2]) and not np.allclose(a[0, 2], b[0, 2])
+
+
+@pytest.mark.slow
+def test_quick_run_end_to_end(tmp_path, capsys):
+    from minilm.cli import main
+    assert main(["experiment", exp.NAME, "--quick", "--jobs", "2", "--out", str(tmp_path), "--json",
+                 "--no-progress"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
+    assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
+    for c in exp.CONDITIONS:
+        for key in ("sentiment", "entailment", "parameters"):
+            values = r["summary"][key][c]["values"]
+            assert len(values) == 3 and all(math.isfinite(v) for v in values), (c, key)
+    ppl = r["summary"]["perplexity"]
+    assert math.isfinite(ppl[exp.GPT]["mean"]) and ppl[exp.GPT]["mean"] < 300       # V = 300: below uniform
+    assert all(v is None for c in exp.CONDITIONS if c != exp.GPT for v in ppl[c]["values"])
+    assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()

@@ -1,0 +1,131 @@
+"""``minilm experiment gpt-vs-bert`` (minilm/experiments/gpt_vs_bert.py): its plan, the shared text, the
+equal-compute checks, the frozen features, the cloze, and (slow) the --quick run end to end."""
+import json
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from minilm.cli import build_parser
+from minilm.data import read_corpus
+from minilm.experiments import EXPERIMENTS
+from minilm.experiments import gpt_vs_bert as exp
+from minilm.recipes.config import from_args
+
+
+def test_registered_and_planned():
+    assert EXPERIMENTS[exp.NAME] == "minilm.experiments.gpt_vs_bert"
+    full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
+    assert full.conditions == quick.conditions == exp.CONDITIONS
+    keys = [m.key for m in full.metrics]
+    assert keys[:4] == ["entailment", "sentiment", "sentiment_negated", "cloze"]
+    assert {"perplexity", "parameters", "tokens"} <= set(keys)
+    assert not next(m for m in full.metrics if m.key == "perplexity").higher_is_better
+    for key in ("steps", "ft_steps", "n_embd", "docs", "test"):
+        assert quick.settings[key] <= full.settings[key], key
+    assert quick.settings["steps"] < full.settings["steps"]
+    json.dumps(full.settings)
+    assert any("Held equal" in n for n in full.notes) and any("71.0" in n for n in full.notes)
+    args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "some.txt"])
+    cfg = from_args(exp.CONFIG, args, base=exp.CONFIG())
+    assert (cfg.steps, cfg.corpus) == (7, "some.txt")
+
+
+def test_check_equal_passes_within_the_tolerance_and_fails_beyond():
+    exp.check_equal("tokens", {"gpt": 1000, "bert": 960}, 0.05)
+    with pytest.raises(exp.UnequalComputeError, match="tokens differ by 10.0%"):
+        exp.check_equal("tokens", {"gpt": 1000, "bert": 900}, 0.05)
+    with pytest.raises(exp.UnequalComputeError):
+        exp.check_equal("parameters", {"gpt": 0, "bert": 0}, 0.05)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    settings = asdict(replace(exp.CONFIG.quick(), docs=12, task_text=40, vocab_size=200, n_embd=16, steps=2,
+                              warmup=1, cloze_sentences=20, sentiment_train=20, entail_train=20, test=30))
+    docs = exp.pretraining_documents(settings, 0)
+    path = exp.write_corpus(docs, tmp_path_factory.mktemp("gvb") / "corpus.txt")
+    gpt, bert = (exp.build_recipe(f, settings, 0, path) for f in ("gpt", "bert"))
+    return settings, docs, path, gpt, bert
+
+
+def test_both_recipes_read_the_same_text_with_the_same_vocabulary(tiny):
+    settings, docs, path, gpt, bert = tiny
+    assert read_corpus(path) == docs
+    assert any("not" in s.split() for d in docs for s in d)          # the task text is in
+    assert len(docs) == settings["docs"] + math.ceil((40 // 2 + 2 * (40 // 4)) / 8)   # 8 task sentences a document
+    V = gpt.tokenizer.vocab_size
+    assert gpt.tokenizer.convert_ids_to_tokens(list(range(V))) == bert.tokenizer.convert_ids_to_tokens(list(range(V)))
+    assert exp.pretraining_documents(settings, 0) == docs and exp.pretraining_documents(settings, 1) != docs
+
+
+def test_parameters_of_the_kept_networks_agree(tiny):
+    settings, _, _, gpt, _ = tiny
+    counts = exp.parameter_counts(gpt.tokenizer, settings)
+    exp.check_equal("parameters", {k: counts[k] for k in ("gpt", "bert")}, 0.02)
+    assert counts["gpt"] == exp.count_parameters(gpt.model) and counts["bert_heads"] > 0
+
+
+def test_bert_batch_reads_as_many_tokens_as_a_gpt_step(tiny):
+    settings, _, _, gpt, bert = tiny
+    per_step = settings["batch_size"] * settings["seq_len"]
+    bert.batch_size = exp.bert_batch_for_equal_tokens(bert, settings)
+    assert bert.batch_size >= settings["batch_size"]
+    counted, rng = exp.CountTokens(bert), np.random.default_rng(0)
+    for _ in range(20):
+        counted.loss(counted.model, counted.batch(rng))
+    assert abs(counted.tokens / 20 - per_step) / per_step < 0.1
+    g = exp.CountTokens(gpt)
+    g.loss(g.model, g.batch(rng))
+    assert g.tokens == per_step and g.family == "gpt"
+
+
+def test_frozen_features_per_layer_and_gpt_reads_no_padding(tiny):
+    settings, _, _, gpt, bert = tiny
+    tok = gpt.tokenizer
+    from minilm.downstream.finetune import encode_texts
+    ids, mask = encode_texts(tok, ["the dog runs .", "the dog does not run near the river ."])
+    C, L = settings["n_embd"], settings["n_layer"]
+    for family, recipe in (("gpt", gpt), ("bert", bert)):
+        f = exp.frozen_features(family, recipe.model, ids, mask)
+        assert f.shape == (2, 2 * L * C) and np.isfinite(f).all()
+    alone, _ = encode_texts(tok, ["the dog runs ."])
+    one = exp.frozen_features("gpt", gpt.model, alone, np.ones_like(alone))
+    np.testing.assert_allclose(one[0], exp.frozen_features("gpt", gpt.model, ids, mask)[0], atol=1e-5)
+
+
+def test_cloze_items_and_scorers(tiny):
+    settings, docs, _, gpt, bert = tiny
+    tok = gpt.tokenizer
+    items = exp.cloze_items(tok, [s for d in docs for s in d], settings, 0)
+    assert 0 < len(items) <= settings["cloze_sentences"]
+    for ids, t, cands in items:
+        assert cands[0] == ids[t] and len(set(cands)) == settings["cloze_candidates"]
+    for score in (exp.cloze_gpt(gpt.model, tok, items), exp.cloze_bert(bert.model, tok, items),
+                  exp.cloze_frequency(tok, gpt.train_ids, items)):
+        assert 0.0 <= score <= 1.0
+
+
+def test_unknown_condition():
+    with pytest.raises(ValueError, match="unknown condition"):
+        exp.run_one("ELMo", 0, asdict(exp.CONFIG.quick()))
+
+
+@pytest.mark.slow
+def test_quick_run_end_to_end(tmp_path, capsys):
+    from minilm.cli import main
+    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
+    assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
+    for c in exp.CONDITIONS:
+        for key in ("entailment", "sentiment", "cloze"):
+            assert all(0.0 <= v <= 1.0 for v in r["summary"][key][c]["values"])
+    for c in (exp.GPT_FROZEN, exp.GPT_FT):
+        assert all(math.isfinite(v) for v in r["summary"]["perplexity"][c]["values"])
+    for c in (exp.BERT_FROZEN, exp.BERT_FT):
+        assert all(v is None or math.isnan(v) for v in r["summary"]["perplexity"][c]["values"])  # none for BERT
+    tokens = [v for c in exp.CONDITIONS[1:] for v in r["summary"]["tokens"][c]["values"]]
+    assert (max(tokens) - min(tokens)) / max(tokens) <= 0.05
+    assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()

@@ -1,0 +1,163 @@
+"""``minilm experiment roberta-inputs`` (minilm/experiments/roberta_inputs.py): its plan, the equal-tokens
+check, the RoBERTa recipe's input formats (--packing segment-pair / sentence-pair, --tokens-per-batch),
+the one-sentence NSP pairs, and (slow) the --quick run end to end."""
+import json
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from autograd.errors import ConfigError, MiniLMError
+from minilm.cli import build_parser
+from minilm.data import sentence_pair_instances
+from minilm.experiments import EXPERIMENTS
+from minilm.experiments import roberta_inputs as exp
+from minilm.recipes import roberta
+from minilm.recipes.config import from_args
+
+
+def test_registered_and_planned():
+    assert EXPERIMENTS[exp.NAME] == "minilm.experiments.roberta_inputs"
+    full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
+    assert full.conditions == quick.conditions == exp.CONDITIONS
+    assert set(exp.FORMATS.values()) == {"full", "doc", "segment-pair", "sentence-pair"}
+    assert [m.key for m in full.metrics] == ["entailment_probe", "sentiment_probe", "mlm_accuracy", "tokens_seen_k"]
+    for key in ("steps", "docs", "tokens_per_batch", "probe_test"):
+        assert quick.settings[key] < full.settings[key], key
+    json.dumps(full.settings)
+    assert any("Held equal" in n for n in full.notes)
+    args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "some.txt"])
+    settings = exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings
+    assert settings["steps"] == 7 and settings["corpus"] == "some.txt"
+
+
+def test_equal_tokens_check_passes_and_fails():
+    settings = {"steps": 10, "tokens_per_batch": 100, "token_tolerance": 0.05}
+    exp.check_tokens(1000, settings)
+    exp.check_tokens(951, settings)
+    with pytest.raises(ConfigError, match="94.0%"):
+        exp.check_tokens(940, settings, "SENTENCE-PAIR+NSP")
+    with pytest.raises(ConfigError):
+        exp.check_tokens(1001, settings)
+
+
+def test_recipe_defaults_keep_todays_behaviour():
+    cfg = roberta.CONFIG()
+    assert cfg.packing == "full" and cfg.tokens_per_batch == 0 and cfg.batch_size == 32
+
+
+def test_segment_ids_start_after_the_first_separator():
+    ids = np.array([[0, 7, 8, 2, 9, 2, 1], [0, 7, 2, 1, 1, 1, 1]])
+    assert exp.segment_ids(ids, 2).tolist() == [[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]]
+
+
+def test_sentence_pairs_hold_one_sentence_a_segment():
+    docs = [[[10 + d * 10 + i] * (i + 1) for i in range(4)] for d in range(5)]   # doc d, sentence i: distinct ids
+    pairs = sentence_pair_instances(docs, max_seq_length=32, rng=np.random.default_rng(0), cls_id=0, sep_id=1)
+    assert len(pairs) == 5 * 3
+    random_next = 0
+    for k, inst in enumerate(pairs):
+        d, i = divmod(k, 3)
+        ids = inst.input_ids
+        first_sep = ids.index(1, 1)
+        a, b = ids[1:first_sep], ids[first_sep + 1:-1]
+        assert ids[0] == 0 and ids[-1] == 1 and a == docs[d][i]
+        assert inst.segment_ids == [0] * (len(a) + 2) + [1] * (len(b) + 1)
+        if inst.is_random_next:
+            random_next += 1
+            assert b not in docs[d] and any(b in other for other in docs)
+        else:
+            assert b == docs[d][i + 1]
+    assert 0 < random_next < len(pairs)
+    cut = sentence_pair_instances([[[5] * 20, [6] * 20], [[7] * 3]], max_seq_length=16,
+                                  rng=np.random.default_rng(0), cls_id=0, sep_id=1)
+    assert all(len(i.input_ids) <= 16 for i in cut)
+    with pytest.raises(MiniLMError, match="at least 2"):
+        sentence_pair_instances([[[5], [6]]], max_seq_length=16, rng=np.random.default_rng(0), cls_id=0, sep_id=1)
+
+
+@pytest.fixture(scope="module")
+def recipes():
+    settings = asdict(replace(exp.CONFIG.quick(), docs=16, tokens_per_batch=300, vocab_size=300))
+    return settings, {c: roberta.build(exp.recipe_config(c, 0, settings)) for c in exp.FORMATS}
+
+
+def test_pair_formats_train_bert_with_nsp(recipes):
+    from minilm.models.bert_heads import BertForPreTraining
+    settings, built = recipes
+    for condition in ("SEGMENT-PAIR+NSP", "SENTENCE-PAIR+NSP"):
+        r = built[condition]
+        assert r.pairs and isinstance(r.model, BertForPreTraining) and r.model_config.type_vocab_size == 2
+        batch = r.batch(np.random.default_rng([0, 3]))
+        assert batch["segment_ids"].shape == batch["input_ids"].shape and batch["segment_ids"].max() == 1
+        assert set(np.unique(batch["nsp_labels"])) <= {0, 1}
+        loss, info = r.loss(r.model, batch)
+        out = r.model(batch["input_ids"], batch["segment_ids"], batch["attention_mask"],
+                      mlm_labels=batch["labels"], nsp_labels=batch["nsp_labels"])
+        assert math.isclose(loss.item(), out["mlm_loss"].item() + out["nsp_loss"].item(), rel_tol=1e-5)
+        assert info["tokens"] <= settings["tokens_per_batch"]
+        assert 0 <= r.evaluate(r.model)["nsp_accuracy"] <= 1
+    sentence = built["SENTENCE-PAIR+NSP"].train_blocks
+    segment = built["SEGMENT-PAIR+NSP"].train_blocks
+    assert np.mean([len(b) for b in sentence]) < np.mean([len(b) for b in segment])   # one sentence a segment
+    assert not built["FULL-SENTENCES"].pairs and not hasattr(built["FULL-SENTENCES"].model, "bert")
+
+
+def test_doc_sentences_never_cross_a_document(recipes):
+    _, built = recipes
+    sep = built["FULL-SENTENCES"].tokenizer.eos_id          # the separator FULL-SENTENCES puts between documents
+    assert any(sep in b for b in built["FULL-SENTENCES"].train_blocks)
+    assert not any(sep in b for b in built["DOC-SENTENCES"].train_blocks)
+
+
+def test_token_budget_fills_every_step_and_walks_the_epoch_in_order(recipes):
+    settings, built = recipes
+    budget = settings["tokens_per_batch"]
+    for condition, r in built.items():
+        lengths = [len(b) for b in r.train_blocks]
+        walked, step = [], 0
+        while len(walked) < len(lengths):
+            schedule = r.epoch_schedule(step)
+            used = sum(lengths[i] for _, i in schedule)
+            assert used <= budget or len(schedule) == 1, condition
+            walked += schedule
+            step += 1
+            nxt = r.epoch_schedule(step)[0]
+            assert used + lengths[nxt[1]] > budget, condition        # the next input would not have fitted
+        first = [i for e, i in walked if e == 0]
+        assert sorted(first) == list(range(len(lengths))), condition   # epoch 0 reads every input once
+        assert exp.tokens_seen(r, 3) == sum(lengths[i] for s in range(3) for _, i in r.epoch_schedule(s))
+
+
+def test_shared_mlm_blocks_are_the_same_for_every_format(recipes):
+    settings, built = recipes
+    full = built["FULL-SENTENCES"]
+    # FULL-SENTENCES' own held-out set is the shared one: the same accuracy by both routes
+    cfg = exp.recipe_config("FULL-SENTENCES", 0, settings)
+    assert math.isclose(exp.shared_mlm_accuracy(full, cfg), full.evaluate(full.model)["mlm_accuracy"])
+    for condition, r in built.items():
+        assert 0 <= exp.shared_mlm_accuracy(r, exp.recipe_config(condition, 0, settings)) <= 1
+
+
+def test_whole_word_mask_and_pairs_refuse_to_combine():
+    with pytest.raises(ConfigError, match="whole-word"):
+        roberta.build(replace(roberta.CONFIG(), docs=8, vocab_size=300, packing="sentence-pair",
+                              whole_word_mask=True))
+
+
+@pytest.mark.slow
+def test_quick_run_end_to_end(tmp_path, capsys):
+    from minilm.cli import main
+    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
+    assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
+    for key in ("entailment_probe", "sentiment_probe", "mlm_accuracy"):
+        for c in exp.CONDITIONS:
+            values = r["summary"][key][c]["values"]
+            assert len(values) == 3 and all(0 <= v <= 1 for v in values)
+    budget = r["settings"]["steps"] * r["settings"]["tokens_per_batch"] / 1000
+    for c in exp.FORMATS:   # equal tokens seen, as run_one checked
+        assert all(0.95 * budget <= v <= budget for v in r["summary"]["tokens_seen_k"][c]["values"]), c
+    assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()
