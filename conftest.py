@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from autograd import tasks  # noqa: E402
+from minilm.grading import selfcheck  # noqa: E402
 
 
 def pytest_addoption(parser):
@@ -34,7 +35,17 @@ def pytest_addoption(parser):
              "or exercises (your code). MINILM_IMPL sets the default.")
 
 
+def pytest_cmdline_main(config):
+    """``pytest --impl exercises ...``: run under the grader's per-test limits (minilm/grading/selfcheck.py),
+    so that an endless loop stops with "timed out" and a crashed kernel is named, not silent."""
+    if selfcheck.wanted(config):
+        return selfcheck.supervise(config)
+    return None
+
+
 def pytest_configure(config):
+    if os.environ.get(selfcheck.ENV):  # the supervised child: tell the supervisor each test's start and end
+        config.pluginmanager.register(selfcheck.Beacon(int(os.environ[selfcheck.ENV])), "minilm-selfcheck")
     chosen = config.getoption("--impl") or os.environ.get("MINILM_IMPL") or None
     config._minilm_impl = tasks._check(chosen) if chosen else tasks.default_impl()
     # The library runs on the reference wherever it exists; graded tests pick their own slot.
@@ -81,3 +92,20 @@ def impl(request) -> Impl:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+# Tasks 2.1, 2.2 and 2.5 teach what the engine's numba kernels also compute (softmax, cross-entropy,
+# layer norm, GELU). While their graded tests run, the engine runs those ops on the task slots themselves
+# (the NumPy backend), so a slot that answers by calling the engine (F.layer_norm, F.softmax, ...) calls
+# itself in a student release and in the autograder, and fails instead of passing on the engine's kernel.
+_ENGINE_TWINS = ("task2_1", "task2_2", "task2_5")
+
+
+@pytest.fixture(autouse=True)
+def _engine_runs_on_the_slots(request):
+    if not any(request.node.get_closest_marker(m) for m in _ENGINE_TWINS):
+        yield
+        return
+    from autograd import kernels
+    with kernels.use_backend("numpy"):
+        yield

@@ -8,7 +8,9 @@ The hot ops (softmax, log-softmax, cross-entropy, layer norm, GELU, embedding, a
 see ``set_backend``). Their composed versions stay here, named ``_softmax_composed`` etc.: the same
 maths from primitives, the twin every fused op is tested against (``tests/engine/test_fused_ops.py``),
 and the fallback for inputs the kernels do not take (dtypes other than float32/float64, parameters
-of unusual shapes).
+of unusual shapes). Layer norm has no composed version: it is Task 2.5, and the library calls the
+slot rather than carry a second copy of the answer (STYLE.md, habit 11). Its fused node runs the
+numba kernel or, on the NumPy backend and for every other dtype, the slot itself.
 """
 from __future__ import annotations
 
@@ -291,18 +293,29 @@ def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = No
     """(x − mean) / √(var + ε) · weight + bias (biased variance), over the last axis — or, with
     ``normalized_shape`` (an int or a tuple, PyTorch's ``F.layer_norm(x, normalized_shape, ...)``),
     over the trailing axes that have that shape; weight and bias then have that shape too.
-    One fused node (``fused.LayerNorm``) on the (..., prod(normalized_shape)) view when weight and
-    bias fit it (or are None)."""
+
+    One fused node (``fused.LayerNorm`` on the (..., prod(normalized_shape)) view): the numba
+    kernel, or Task 2.5's slot (``solutions/task02_kernels/layer_norm.py``) on the NumPy backend and
+    for the dtypes the kernel does not take. A weight or bias of another shape than (C,) (one that
+    broadcasts to x) scales and shifts the node's x̂ with the primitives, which broadcast it and
+    un-broadcast its gradient."""
     x = as_tensor(x)
     if normalized_shape is not None:
         return _layer_norm_trailing(x, weight, bias, eps, normalized_shape)
-    C = x.shape[-1] if x.ndim else 0
-    params = [None if p is None else as_tensor(p, (x,)) for p in (weight, bias)]
-    if x.ndim == 0 or not _fusable(x, *params) or any(p is not None and p.shape != (C,) for p in params):
-        return _layer_norm_composed(x, weight, bias, eps)
-    weight = params[0] if params[0] is not None else Tensor(np.ones(C, dtype=x.dtype))
-    bias = params[1] if params[1] is not None else Tensor(np.zeros(C, dtype=x.dtype))
-    return fused.LayerNorm.apply(x, weight, bias, eps=float(eps))
+    if x.ndim == 0:
+        raise ShapeError("layer_norm: the input must have a feature axis (..., C), got a scalar")
+    C = x.shape[-1]
+    weight, bias = (None if p is None else as_tensor(p, (x,)) for p in (weight, bias))
+    ones, zeros = Tensor(np.ones(C, dtype=x.dtype)), Tensor(np.zeros(C, dtype=x.dtype))
+    if all(p is None or p.shape == (C,) for p in (weight, bias)):
+        return fused.LayerNorm.apply(x, ones if weight is None else weight, zeros if bias is None else bias,
+                                     eps=float(eps))
+    out = fused.LayerNorm.apply(x, ones, zeros, eps=float(eps))  # x̂ (..., C)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
 
 
 def _layer_norm_trailing(x: Tensor, weight, bias, eps, normalized_shape) -> Tensor:
@@ -325,21 +338,6 @@ def _layer_norm_trailing(x: Tensor, weight, bias, eps, normalized_shape) -> Tens
     lead = x.shape[:x.ndim - k]
     flat = x.reshape(lead + (math.prod(shape),))  # (..., prod(shape))
     return layer_norm(flat, params[0], params[1], eps).reshape(x.shape)
-
-
-def _layer_norm_composed(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
-                         eps: float = 1e-5) -> Tensor:
-    """The composed twin of :func:`layer_norm`."""
-    x = as_tensor(x)
-    mu = x.mean(axis=-1, keepdims=True)
-    centred = x - mu
-    var = (centred * centred).mean(axis=-1, keepdims=True)
-    out = centred / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
 
 
 def dropout(x: Tensor, p: float = 0.1, *, rng: np.random.Generator | None = None, training: bool = True) -> Tensor:

@@ -32,8 +32,9 @@ TOP_FILES = ("setup.sh", "run_autograder", "autograder.py", "intake.py", "README
 EXECUTABLE = {"setup.sh", "run_autograder"}
 KIT_DIRS = ("autograd", "minilm", "solutions", "exercises", "tests/graded", "tests/data")
 KIT_FILES = ("setup.cfg", "pyproject.toml", "conftest.py", "README.md", "tests/__init__.py",
-             "tests/conftest.py", "tests/helpers.py")
-SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints"}
+             "tests/conftest.py", "tests/helpers.py",
+             "tests/capstone_vocab.py")
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", ".grading"}
 SKIP_SUFFIX = (".pyc", ".pyo", ".nbi", ".nbc")
 
 
@@ -82,6 +83,13 @@ def make_bundle(out, root: Path = ROOT, check: bool = True) -> Path:
         if res.returncode != 0:
             raise BundleError("exercises/ is out of sync with solutions/ (the bundle's clean copy would not match "
                               "the task pages): run python tools/make_exercises.py\n" + res.stderr[-1500:])
+    if check and (root / "tools" / "make_grading_manifest.py").is_file():
+        res = subprocess.run([sys.executable, str(root / "tools" / "make_grading_manifest.py"), "--check"],
+                             cwd=root, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BundleError("tests/graded/manifest.json does not list the graded tests as they are (the grader "
+                              "takes the tests and their points from it): run python tools/make_grading_manifest.py\n"
+                              + res.stderr[-1500:])
     missing = [f for f in TOP_FILES if not (TEMPLATES / f).is_file()]
     if missing:
         raise BundleError(f"templates missing from {TEMPLATES}: {', '.join(missing)}")

@@ -13,9 +13,10 @@ The release is this checkout's working tree, except:
   or re-indented copy is found too). A doc page that quotes solution code is left out with a
   warning; any other file that does stops the release;
 * no held-back graded tests (``@pytest.mark.hidden``, in ``tests/graded/hidden/``: the autograder
-  runs them) and no autograder templates (``tools/autograder/``), checked after writing; the
-  release carries ``.github/workflows/classroom.yml`` instead, which grades each task module on
-  GitHub Classroom with ``minilm grade --task M`` (``tools/autograder/classroom.py``);
+  runs them) and no autograder templates (``tools/autograder/``, the Classroom 50 autograder
+  included), checked after writing; the release carries ``.github/workflows/classroom.yml``
+  instead, a plain GitHub Actions workflow (no GitHub Classroom action: Classroom is being sunset)
+  that runs ``minilm grade`` on every push (``tools/autograder/classroom.py``);
 * no maintainer machinery: ``.ci/``, every ``tools/make_*`` (exercises, golden files, releases),
   ``tools/check_stubs.py`` and any other tool that mentions ``solutions``, this tool's test; no
   caches, ``.venv``, ``runs/``, build output;
@@ -57,7 +58,7 @@ SKIP_TOP = {".git", ".ci", ".venv", "venv", "solutions", "runs", "build", "dist"
 SKIP_ANY = {"__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", ".mypy_cache", ".ruff_cache"}
 SKIP_SUFFIX = (".pyc", ".pyo", ".nbi", ".nbc", ".egg-info", ".DS_Store")
 INSTRUCTOR_FILES = {"tools/check_stubs.py", "tests/models/test_student_release.py", "tests/models/test_autograder.py",
-                    "docs/instructors.md", "docs/instructors.zh-TW.md"}
+                    "tests/models/test_github_grading.py", "docs/instructors.md", "docs/instructors.zh-TW.md"}
 HIDDEN_MARK = "mark.hidden"  # a held-back graded test (tests/graded/hidden/): the autograder's, not the student's
 TASK_RE = re.compile(r"Task (\d+\.\d+)")
 MARKER_RE = re.compile(r"^\s+(task(\d+)_(\d+|capstone)):\s*(.*)$")
@@ -153,12 +154,6 @@ def leaks(path: Path, frags: dict) -> list[str]:
 # ---- the same check on normalised code: a renamed copy is still a copy ---------------------------
 STMT_WINDOW = 3  # consecutive statements of a solution block, compared after renaming
 MIN_NODES = 36   # AST nodes; a smaller window (``B, H, T, _ = q.shape``...) is too common to be a quote
-# Copies that were in the library before this check could see them: each is a warning, not an error,
-# until the library calls the slot instead (then delete its line; a test fails on a stale line).
-KNOWN_COPIES = {
-    ("autograd/functional.py", "solutions/task02_kernels/layer_norm.py"),       # the composed layer norm
-    ("minilm/tokenizers/wordpiece_trainer.py", "solutions/task06_roberta/bpe.py"),  # the pair-merge loop
-}
 _NAME = "__n__"
 
 
@@ -300,13 +295,26 @@ This copy has **no reference solutions**: every task slot in `exercises/` is you
   `pytest -m task3_1` runs one task; `pytest -m slow` runs the capstones (your code inside the
   real training pipeline); `minilm grade` runs them all and prints the score table
   (`minilm grade --json results.json` writes Gradescope's results file).
-- Tasks build on each other. The graded tests of Task 3.1 run attention through your autograd
-  engine (module 1) and your softmax (Task 2.1), so a failure that reads
-  `NotImplementedError: Task 1.2: ...` means: finish Task 1.2 first. `docs/course-map.md` shows
-  which task needs which, how long each takes, and suggested orders.
+- Tasks build on each other, and so do their scores. This copy has no reference code: the library
+  runs every task slot on your code, so a task whose tests go through another task's slot can only
+  pass once that one works. The graded tests of Task 3.1 run attention through your autograd
+  engine (module 1) and your softmax (Task 2.1); those of module 10 go through Task 1.1 and
+  Task 3.3. Until then `minilm grade` shows the task as `blocked by Task 1.1` (its failures read
+  `NotImplementedError: Task 1.1: ...`): finish that one first. `docs/course-map.md` shows which
+  task needs which, how long each takes, and suggested orders.
 - `tests/engine/` and `tests/models/` are the kit's own tests. Here they run the library on your
   code, so they pass only once the tasks they touch are done: `pytest tests/engine tests/models`
   is a good final check.
+
+## Your grade on GitHub
+
+Each push to GitHub runs `.github/workflows/classroom.yml`, a plain GitHub Actions workflow: it
+installs this copy and runs `minilm grade --json results.json --summary "$GITHUB_STEP_SUMMARY"`.
+The table — points, status and first failure of every task, and the total — is on the run's page
+(*Actions* tab, the run, *Summary*), and `results.json` is attached to the run as the artifact
+`grade-results`. The run stays red until every task passes: read the table, not the colour.
+(GitHub Classroom, which graded such repositories before, is being sunset: GitHub announced it in
+2026.)
 
 ## Running the kit on your code
 
@@ -346,8 +354,18 @@ README_ZH = """# minilm — 學生版
 4. 閱讀 `docs/tasks/01-autograd.md`（第 1 單元的理論）。
 5. 完成 Task 1.1 後評分：`pytest -m task1_1`，再執行一次 `minilm grade`。
 
-在這份副本裡，`pytest` 只跑 `tests/graded/`，也就是替你的 `exercises/` 評分。任務之間有相依關係
-（例如 Task 3.1 會用到你寫的自動微分與 softmax），請見 `docs/course-map.md`。英文說明見 `README.md`。
+在這份副本裡，`pytest` 只跑 `tests/graded/`，也就是替你的 `exercises/` 評分。
+
+任務之間有相依關係，分數也是。這份副本沒有參考程式碼，函式庫的每個任務函式跑的都是你的程式碼；所以若某任務的
+測試會經過另一個任務的函式，要等那個任務寫對了才能通過。例如 Task 3.1 會用到你寫的自動微分（第 1 單元）與
+softmax（Task 2.1），第 10 單元的測試會經過 Task 1.1 與 Task 3.3。在那之前，`minilm grade` 會把該任務標為
+`blocked by Task 1.1`：先完成那一個。任務的先後順序請見 `docs/course-map.md`。
+
+每次 push 到 GitHub，`.github/workflows/classroom.yml`（一般的 GitHub Actions workflow）會安裝這份副本並執行
+`minilm grade --json results.json --summary "$GITHUB_STEP_SUMMARY"`。成績表（每個任務的分數、狀態與第一個
+失敗原因，以及總分）顯示在該次執行頁面的 *Summary*（*Actions* 分頁），`results.json` 則以 artifact
+`grade-results` 附在該次執行上。在所有任務通過之前，執行結果都是紅色的：請看成績表，而不是顏色。
+（以往替這類 repository 評分的 GitHub Classroom 即將停止服務：GitHub 於 2026 年宣布。）英文說明見 `README.md`。
 """
 
 
@@ -432,24 +450,25 @@ def make_release(dest, *, given: str | None = None, root: Path = ROOT, git: bool
 
     frags = fragments(b for b in blocks if b.task not in gift)
     cfrags = code_fragments([b for b in blocks if b.task not in gift], root)
-    left_out = []
+    left_out, copies = [], []
     for rel in release_files(root):
         if rel.parts[:2] == ("tests", "graded") and rel.suffix == ".py":
             marked = graded_tasks(root / rel)
             if marked and all(is_given(t) for t in marked):
                 continue  # every test in it grades a given task
         found = leaks(root / rel, frags) + code_leaks(root / rel, cfrags)
-        known = [f for f in found if (rel.as_posix(), f.split(":")[0]) in KNOWN_COPIES]
-        if known:
-            print(f"make_student_release: warning: {rel} copies {', '.join(known)} (a known copy: make "
-                  "the library call the slot)", file=sys.stderr)
-            found = [f for f in found if f not in known]
         if found and (rel.parts[0] == "docs" or rel.suffix in (".md", ".rst", ".txt")):
             left_out.append(f"{rel} (quotes {', '.join(found[:3])})")
+            continue
+        if found:
+            copies.append(f"{rel}: {', '.join(found)}")
             continue
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / rel, target)
+    if copies:  # STYLE.md habit 11: the library calls the slot, it never carries the answer
+        raise ReleaseError("these files copy a solution block (a renamed or re-indented copy counts): make "
+                           "the library call the task slot through autograd.tasks instead:\n  " + "\n  ".join(copies))
     for file in sorted({b.file for b in blocks if b.task in gift}):
         text = (root / "solutions" / file).read_text(encoding="utf-8")
         (dest / "exercises" / file).write_text(exercise_with_given(text, [b for b in blocks if b.file == file], gift),
@@ -469,14 +488,14 @@ def make_release(dest, *, given: str | None = None, root: Path = ROOT, git: bool
     for rel in left_out:
         print(f"make_student_release: warning: left out {rel}", file=sys.stderr)
     bad = [f"{p.relative_to(dest)}: {', '.join(found)}" for p in sorted(dest.rglob("*"))
-           if p.is_file() and (found := [f for f in leaks(p, frags) + code_leaks(p, cfrags)
-                                         if (p.relative_to(dest).as_posix(), f.split(":")[0]) not in KNOWN_COPIES])]
+           if p.is_file() and (found := leaks(p, frags) + code_leaks(p, cfrags))]
     if bad or (dest / "solutions").exists():
         raise ReleaseError("the release would contain solution text:\n  " + "\n  ".join(bad or ["solutions/"]))
     held = [str(p.relative_to(dest)) for p in sorted((dest / "tests" / "graded").rglob("*.py"))
             if HIDDEN_MARK in p.read_text(encoding="utf-8")]
     if held:
         raise ReleaseError("the release would contain held-back tests: " + ", ".join(held))
+    _release_manifest(root, dest)
     _classroom_workflow(dest)
     if git:
         _git(dest, "init", "-q")
@@ -485,16 +504,23 @@ def make_release(dest, *, given: str | None = None, root: Path = ROOT, git: bool
     return dest
 
 
+def _release_manifest(root: Path, dest: Path) -> None:
+    """The release's tests/graded/manifest.json lists only the tests the release has: no held-back test
+    (not even its name), none of a given task."""
+    sys.path.insert(0, str(root))
+    from minilm.grading import manifest
+    kept = [e for e in manifest.load(root, existing_only=False).values() if not e.hidden and (dest / e.file).is_file()]
+    (dest / manifest.PATH).write_text(manifest.dump(kept, "the kit's manifest, for a student release"),
+                                      encoding="utf-8")
+
+
 def _classroom_workflow(dest: Path) -> None:
-    """Write the release's GitHub Classroom workflow (tools/autograder/classroom.py, kept out of the release)."""
+    """Write the release's grading workflow (tools/autograder/classroom.py, kept out of the release)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("minilm_classroom", ROOT / "tools" / "autograder" / "classroom.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    try:
-        mod.write_workflow(dest)
-    except RuntimeError as e:
-        raise ReleaseError(f"the GitHub Classroom workflow: {e}") from None
+    mod.write_workflow(dest)
 
 
 def main(argv=None) -> int:

@@ -63,7 +63,9 @@ def multi_head_forward(attn, x, kv=None, mask=None, bias=None):
         4. y = out_proj(merge_heads(out))
 
     Call the attention of step 3 as ``_lib.scaled_dot_product_attention`` (the library's binding
-    of Task 3.1), so that this task is graded on its own even if Task 3.1 is unfinished.
+    of Task 3.1), not a copy of it. In a student release that binding runs your own Task 3.1 (there
+    is no reference code to run instead), so this task's tests can only pass once Task 3.1 works;
+    while Task 3.1 is a stub, ``minilm grade`` shows this task as blocked by Task 3.1.
 
     The graded tests check y and probs against a direct computation for self- and cross-attention
     (Tq ≠ Tk: keys and values must come from ``kv``, queries from ``x``).

@@ -90,7 +90,9 @@ def static_vectors(words, tokenizer, encode, sentences=None, *, pooling="mean", 
          vocabulary word, pool its span per layer; then for each word with ≥ 1 occurrence,
          ``_lib.aggregate_contexts(occurrences at layer l, combine)`` replaces its vector.
          Words never seen keep the decontextualised vector (the fallback).
-    Call the pooling helpers through ``_lib`` (the library's bindings of this task).
+    Call the pooling helpers through ``_lib`` (the library's bindings of this task). In a student
+    release they run your own ``pool_subwords`` and ``aggregate_contexts``, so the tests of
+    ``static_vectors`` can only pass once those two work.
 
     The graded tests use a fake encoder whose [CLS], [SEP], pieces and layers all give different
     vectors: they catch [CLS] as the static vector, specials inside the pooling, a layer index

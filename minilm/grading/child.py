@@ -1,11 +1,15 @@
 """The child side of ``minilm grade``: run one task module's graded tests, report each on a pipe.
 
-    python -m minilm.grading.child --impl exercises --module 3 --fd 5 --root KIT [--task 3.1] < SKIP
+    python -m minilm.grading.child --impl exercises --module 3 --fd 5 --root KIT --canary FILE [--task 3.1] < RUN
 
 The parent (``minilm.grading.runner``) starts this in a fresh process for one or more task modules, reads one
 JSON line per event from file descriptor ``--fd``, and enforces the time limit itself: a test that
 hangs, segfaults or aborts takes only this process down, and the parent starts a new one for the
-tests that are left (its stdin names the tests already done, one a line).
+tests that are left. Its stdin is ``{"run": [nodeid, ...]}``: the tests to run (others are
+deselected); the ``--canary`` file, the grader's own checks, runs after them.
+
+Nothing this process says is taken on trust: the parent checks it against the manifest and the
+canary checks (``minilm/grading/runner.py``).
 
 Events: ``{"event": "collected", "tests": [...]}``, ``{"event": "start", "nodeid": ...}``,
 ``{"event": "result", "nodeid": ..., "status": ..., "message": ...}``, ``{"event": "done"}``.
@@ -24,6 +28,7 @@ from pathlib import Path
 import pytest
 
 TASK_RE = re.compile(r"^task(\d+)_(\d+|capstone)$")
+MAX_MESSAGE = 4000  # characters: a longer assertion message (a dumped array) is cut here
 
 
 def _scrub_foreign_kits(root: Path) -> None:
@@ -57,8 +62,9 @@ def _scrub_foreign_kits(root: Path) -> None:
 class Reporter:
     """A pytest plugin that writes one JSON line per event to the parent's pipe."""
 
-    def __init__(self, out, modules: set, task: str | None, skip: set):
-        self.out, self.modules, self.task, self.skip = out, modules, task, skip  # modules: {"1", "3"}
+    def __init__(self, out, modules: set, task: str | None, run: set, canary: str):
+        self.out, self.modules, self.task, self.run = out, modules, task, run  # modules: {"1", "3"}
+        self.canary = os.path.realpath(canary)
         self.current: dict[str, dict] = {}
 
     def send(self, **event) -> None:
@@ -72,15 +78,19 @@ class Reporter:
 
     def pytest_collection_modifyitems(self, config, items):
         keep, drop, listed = [], [], []
+        checks = []
         for item in items:
+            if os.path.realpath(str(item.path)) == self.canary:
+                checks.append(item)
+                continue
             task = _task_of(item)
             if task is None or task.split(".")[0] not in self.modules or (self.task and task != self.task):
                 drop.append(item)
                 continue
-            points = item.get_closest_marker("points")
-            listed.append({"nodeid": item.nodeid, "task": task, "hidden": item.get_closest_marker("hidden") is not None,
-                           "points": float(points.args[0]) if points and points.args else 1.0})
-            (drop if item.nodeid in self.skip else keep).append(item)
+            listed.append({"nodeid": item.nodeid, "task": task})
+            (keep if item.nodeid in self.run else drop).append(item)
+        keep += checks  # last: they vouch for the report of everything before them
+        listed += [{"nodeid": item.nodeid, "task": "check"} for item in checks]
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -133,7 +143,12 @@ def _task_of(item) -> str | None:
 
 
 def _message(excinfo, nodeid: str) -> str:
-    """The exception's own text; for errors raised by student code, where in exercises/ it happened."""
+    """The exception's own text (cut to ``MAX_MESSAGE`` characters); for errors raised by student
+    code, where in exercises/ it happened."""
+    return _message_text(excinfo, nodeid)[:MAX_MESSAGE]
+
+
+def _message_text(excinfo, nodeid: str) -> str:
     value = excinfo.value
     if isinstance(value, SyntaxError):
         where = f"{_short(value.filename)}, line {value.lineno}" if value.filename else "unknown file"
@@ -144,6 +159,10 @@ def _message(excinfo, nodeid: str) -> str:
         return text
     if isinstance(value, (AssertionError, NotImplementedError)):
         return text if isinstance(value, AssertionError) else f"NotImplementedError: {text}"
+    if isinstance(value, RecursionError):
+        text += (" — your code calls itself without end; if it calls the engine's own op (F.softmax, "
+                 "F.layer_norm, F.cross_entropy, F.gelu), that op runs on your slot while its tests run: "
+                 "compute it with NumPy instead")
     where = ""
     for frame in reversed(traceback.extract_tb(value.__traceback__)):
         if "exercises" in Path(frame.filename).parts or "solutions" in Path(frame.filename).parts:
@@ -167,11 +186,12 @@ def main(argv=None) -> int:
     p.add_argument("--task")
     p.add_argument("--fd", type=int, required=True)
     p.add_argument("--root", required=True)
+    p.add_argument("--canary", required=True, help="the grader's own checks, run last")
     args = p.parse_args(argv)
     root = Path(args.root)
     _scrub_foreign_kits(root)
     out = os.fdopen(args.fd, "w", encoding="utf-8", buffering=1)
-    skip = set(sys.stdin.read().split("\n")) - {""}  # the tests already graded, one nodeid a line
+    run = set(json.loads(sys.stdin.read() or "{}").get("run", []))  # the tests to grade
     sys.stdin = open(os.devnull)
     graded = root / "tests" / "graded"
     modules = {str(int(m)) for m in args.module.split(",")}
@@ -179,10 +199,10 @@ def main(argv=None) -> int:
     if not files:
         out.write(json.dumps({"event": "collected", "tests": []}) + "\n")
         return 0
-    pytest_args = [*files, "--impl", args.impl, "-p", "no:cacheprovider", "-p", "no:randomly",
+    pytest_args = [*files, args.canary, "--impl", args.impl, "-p", "no:cacheprovider", "-p", "no:randomly",
                    "--rootdir", str(root), "-c", str(root / "setup.cfg"), "-q", "-rN",
                    "-o", "addopts=--strict-markers", "-m", "slow or not slow"]
-    return int(pytest.main(pytest_args, plugins=[Reporter(out, modules, args.task, skip)]))
+    return int(pytest.main(pytest_args, plugins=[Reporter(out, modules, args.task, run, args.canary)]))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,12 @@ and a task takes the status of its tests by these rules, first match wins:
 1. every test passed                                   -> passed
 2. a test crashed / timed out / hit an error           -> crashed / timed out / error
 3. no test passed and some raised the task's own stub  -> not started
-4. every failure is another task's stub                -> blocked (by Task X.Y)
+4. every failure is another task's stub, or a test
+   that runs on another task which did not pass       -> blocked (by Task X.Y)
 5. otherwise                                           -> failed
+
+Before all of these: a task whose tests ran in a child whose report the grader could not believe
+(``runner.py``) is *flagged*, and scores 0.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from dataclasses import dataclass, field
 
 PASSED, FAILED, NOT_IMPLEMENTED, BLOCKED = "passed", "failed", "not implemented", "blocked"
 TIMED_OUT, CRASHED, ERROR, NOT_RUN = "timed out", "crashed", "error", "not run"
-TASK_STATUSES = ("passed", "failed", "not started", "blocked", "crashed", "timed out", "error", "not run")
+FLAGGED = "flagged"
+TASK_STATUSES = ("passed", "failed", "not started", "blocked", "crashed", "timed out", "error", "not run", "flagged")
 
 NIE_RE = re.compile(r"Task (\d+\.(?:\d+|capstone))")
 FLOOD_LINES = 60  # more lines than a screenful: the task is told so (printing in a loop slows grading)
@@ -45,10 +50,13 @@ class TestResult:
     blocked_by: str = ""  # "3.2" when another task's stub raised
     printed_lines: int = 0
     duration: float = 0.0
+    cpu: float = 0.0  # CPU seconds the test took, measured by the parent
+    uses: tuple = ()  # other tasks this test reaches through the library (from the manifest)
+    flag: str = ""  # why the report of this test's run cannot be believed (then it scores 0)
 
     @property
     def score(self) -> float:
-        return self.points if self.status == PASSED else 0.0
+        return self.points if self.status == PASSED and not self.flag else 0.0
 
     @property
     def name(self) -> str:
@@ -77,6 +85,8 @@ class TaskSummary:
     @property
     def status(self) -> str:
         states = [t.status for t in self.tests]
+        if any(t.flag for t in self.tests):
+            return FLAGGED
         if all(s == PASSED for s in states):
             return "passed"
         if self.waits_for and PASSED not in states:
@@ -107,6 +117,8 @@ class TaskSummary:
     def reason(self) -> str:
         """The first informative failure, and a word on floods of printing."""
         status = self.status
+        if status == FLAGGED:
+            return next(t.flag for t in self.tests if t.flag) + " — 0 points, flagged for the instructor's review"
         notes = []
         flood = max(self.tests, key=lambda t: t.printed_lines, default=None)
         if flood is not None and flood.printed_lines > FLOOD_LINES:

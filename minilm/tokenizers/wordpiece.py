@@ -106,20 +106,30 @@ class WordPieceTokenizer(BaseTokenizer):
 
         The special tokens take ids 0.. in the order given (``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3,
         [MASK]=4``), then the sorted alphabet, then merged pieces in the order learned. The rule
-        (BPE-style merges on ``##`` symbols, ties by sorted pair) is in ``wordpiece_trainer.py``.
+        (BPE merges on ``##`` symbols, ties by sorted pair) is in ``wordpiece_trainer.py``: the merges
+        are learned by Task 6.2's ``train_merges`` slot, so training a vocabulary needs that task.
         Deterministic: the same texts give the same vocabulary.
         """
         if isinstance(texts, str):
             texts = [texts]
         special_tokens = tuple(special_tokens)
-        roles = {role: tok for tok, role in BERT_ROLES.items() if tok in special_tokens}
-        probe = cls(list(special_tokens), do_lower_case=do_lower_case, strip_accents=strip_accents,
-                    roles=roles, additional_special_tokens=special_tokens)
+        probe = cls.with_vocab(list(special_tokens), do_lower_case=do_lower_case, strip_accents=strip_accents,
+                               special_tokens=special_tokens)
         counts = Counter()
         for text in texts:
             counts.update(w for w in probe.basic_tokenize(text) if w not in probe.special_tokens)
         vocab = learn_wordpiece_vocab(counts, vocab_size, special_tokens, min_frequency=min_frequency)
-        return cls(vocab, do_lower_case=do_lower_case, strip_accents=strip_accents, roles=roles,
+        return cls.with_vocab(vocab, do_lower_case=do_lower_case, strip_accents=strip_accents,
+                              special_tokens=special_tokens)
+
+    @classmethod
+    def with_vocab(cls, vocab, *, do_lower_case: bool = True, strip_accents: bool | None = None,
+                   special_tokens=DEFAULT_SPECIALS) -> "WordPieceTokenizer":
+        """A tokenizer over ``vocab`` (a list of tokens, id = index) set up as :meth:`train` sets up the
+        one it learns: the special tokens' roles and case handling."""
+        special_tokens = tuple(special_tokens)
+        roles = {role: tok for tok, role in BERT_ROLES.items() if tok in special_tokens}
+        return cls(list(vocab), do_lower_case=do_lower_case, strip_accents=strip_accents, roles=roles,
                    additional_special_tokens=special_tokens)
 
     # ---- files -----------------------------------------------------------------------------

@@ -7,25 +7,30 @@ merge rule* on ``##``-marked symbols, and keeps only the resulting vocabulary:
 1. Count the words (the basic tokenizer's output). Spell each word as its first character
    followed by ``##``-continuation characters: ``cats`` → ``c ##a ##t ##s``.
 2. The vocabulary starts as the special tokens, then every symbol seen, sorted.
-3. Repeatedly merge the adjacent pair with the highest count (each occurrence weighted by its
-   word's count): ``c ##a`` → ``ca``, ``##t ##s`` → ``##ts``. **Ties** go to the pair that sorts
-   first as ``(left, right)``, so training is deterministic. A merged symbol not yet in the
-   vocabulary is appended to it.
-4. Stop when the vocabulary has ``vocab_size`` tokens or no pair occurs ``min_frequency`` times.
+3. Learn BPE merges on these spellings: repeatedly merge the adjacent pair with the highest count
+   (each occurrence weighted by its word's count), ties to the pair that sorts first, until no
+   pair occurs ``min_frequency`` times. This is Task 6.2's ``train_merges``
+   (``solutions/task06_roberta/bpe.py``), called here, not copied: it joins two symbols by
+   concatenation, ``c`` + ``##a`` → ``c##a``, and :func:`piece` reads that as the piece ``ca``
+   (``##t`` + ``##s`` → ``##t##s`` is ``##ts``).
+4. Append each merged piece not yet in the vocabulary, in the order learned, until the vocabulary
+   has ``vocab_size`` tokens.
 
 The merges themselves are thrown away: at encode time WordPiece cuts words greedily by longest
 match (Task 5.1), which need not follow the merge order. The alphabet is always kept whole, so
 the vocabulary can exceed a tiny ``vocab_size``, and every word made of seen characters can be
 encoded without ``[UNK]``.
 
-Pair counts are updated incrementally (only the words that hold the merged pair are re-counted),
-so a corpus of thousands of distinct words trains in about a second.
+**Ties** compare the concatenated spellings (``c##a`` for ``ca``). That is the order of the pieces
+themselves for every word the basic tokenizer gives (``#`` is punctuation, a word of its own); only
+a word that starts with ``#`` and goes on (``#ab``, possible in a hand-made ``word_counts``) can
+sort differently.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-
 from autograd.errors import ConfigError
+
+from .bpe import train_merges  # Task 6.2: solutions/task06_roberta/bpe.py
 
 PREFIX = "##"
 
@@ -35,21 +40,13 @@ def spell(word: str) -> tuple[str, ...]:
     return (word[0], *(PREFIX + c for c in word[1:]))
 
 
-def join(left: str, right: str) -> str:
-    """The merged symbol: ``("c", "##a")`` → ``"ca"``; ``("##t", "##s")`` → ``"##ts"``."""
-    return left + right[len(PREFIX):]
-
-
-def _merge_word(symbols: tuple[str, ...], left: str, right: str) -> tuple[str, ...]:
-    out, i = [], 0
-    while i < len(symbols):
-        if i + 1 < len(symbols) and symbols[i] == left and symbols[i + 1] == right:
-            out.append(join(left, right))
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return tuple(out)
+def piece(spelling: str) -> str:
+    """The WordPiece token of a concatenated spelling: ``"c##a##t"`` → ``"cat"``, ``"##t##s"`` →
+    ``"##ts"``. A spelling is one character then ``##``+character triples (length 1 + 3k), or only
+    triples (length 3k, a continuation piece), so the length says which."""
+    if len(spelling) % 3 == 0:  # "##t##s": the characters sit at 2, 5, 8, ...
+        return PREFIX + spelling[2::3]
+    return spelling[0] + spelling[3::3]  # "c##a##t": at 0, then 3, 6, ...
 
 
 def learn_wordpiece_vocab(word_counts: dict[str, int], vocab_size: int, special_tokens=(),
@@ -59,36 +56,26 @@ def learn_wordpiece_vocab(word_counts: dict[str, int], vocab_size: int, special_
         raise ConfigError(f"WordPiece training: vocab_size={vocab_size}, expected a positive integer")
     if min_frequency < 1:
         raise ConfigError(f"WordPiece training: min_frequency={min_frequency}, expected >= 1")
-    words = [spell(w) for w in word_counts if w]
-    counts = [word_counts[w] for w in word_counts if w]
+    words = {spell(w): count for w, count in word_counts.items() if w}
     alphabet = sorted({s for word in words for s in word} - set(special_tokens))
-    vocab = list(dict.fromkeys(special_tokens)) + alphabet
-    known = set(vocab)
+    start = list(dict.fromkeys(special_tokens)) + alphabet
+    n_merges = vocab_size - len(start)  # each merge adds at most one piece
+    while True:
+        merges = train_merges(words, n_merges, min_frequency=min_frequency) if n_merges > 0 else []
+        vocab = _grown(start, merges, vocab_size)
+        if len(vocab) >= vocab_size or len(merges) < n_merges:
+            return vocab
+        # some merges gave a piece the vocabulary had: learn more (the first merges stay the same)
+        n_merges += vocab_size - len(vocab)
 
-    pair_counts: Counter = Counter()
-    where: dict[tuple[str, str], set[int]] = defaultdict(set)  # pair -> ids of words holding it
-    for k, word in enumerate(words):
-        for pair in zip(word[:-1], word[1:]):
-            pair_counts[pair] += counts[k]
-            where[pair].add(k)
 
-    while len(vocab) < vocab_size and pair_counts:
-        best = min(pair_counts, key=lambda p: (-pair_counts[p], p))
-        if pair_counts[best] < min_frequency:
+def _grown(start: list[str], merges, vocab_size: int) -> list[str]:
+    """``start`` and then each new piece of ``merges`` in order, up to ``vocab_size`` tokens."""
+    vocab, known = list(start), set(start)
+    for left, right in merges:
+        if len(vocab) >= vocab_size:
             break
-        left, right = best
-        for k in sorted(where.pop(best)):
-            old = words[k]
-            for pair in zip(old[:-1], old[1:]):  # take the word's old pairs out ...
-                pair_counts[pair] -= counts[k]
-                if pair_counts[pair] <= 0:
-                    del pair_counts[pair]
-            words[k] = new = _merge_word(old, left, right)
-            for pair in zip(new[:-1], new[1:]):  # ... and its new pairs in
-                pair_counts[pair] += counts[k]
-                where[pair].add(k)
-        pair_counts.pop(best, None)
-        merged = join(left, right)
+        merged = piece(left + right)
         if merged not in known:
             known.add(merged)
             vocab.append(merged)

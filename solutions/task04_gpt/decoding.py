@@ -133,7 +133,8 @@ def sample_next(logits, *, rng, temperature=1.0, top_k=None, top_p=None):
     needed to reach p. Temperature comes first.
 
     Call the filters through ``_lib`` (``_lib.apply_temperature``, ``_lib.top_k_filter``,
-    ``_lib.top_p_filter``: the library's bindings), so that this slot is graded on its own.
+    ``_lib.top_p_filter``: the library's bindings), not directly. In a student release they run
+    your own filters above, so the tests of ``sample_next`` can only pass once those work.
     For the draw: softmax each row (subtract the row max first), then e.g. inverse-CDF sampling:
     with u = rng.random((N, 1)), the token is the number of entries of the row's cumulative
     sum that are ≤ u (divide the cumulative sum by its last entry first, so it ends at exactly 1).

@@ -37,8 +37,9 @@ from autograd.errors import ShapeError
 from autograd.function import as_tensor
 
 # The slots of this file, bound: ``slots.generator_step(...)`` is the generator_step below, from the
-# implementation the kit runs (yours under --impl exercises; the reference while a graded test
-# checks one of your functions, so that each is graded on its own).
+# implementation the kit runs: yours under --impl exercises; the reference while a graded test of a
+# full checkout checks one of your functions. A student release has no reference, so there it is
+# always yours, and a function that calls another through ``slots`` passes only once that one works.
 slots = tasks.slots("task07_electra.loss")
 
 

@@ -1,6 +1,10 @@
 """The fused ops (autograd/fused.py, reached through autograd.functional) against their composed
 twins (``functional._softmax_composed`` ...) on both backends: forward and backward with a random
-upstream gradient in float32, and float64 gradchecks of every fused op."""
+upstream gradient in float32, and float64 gradchecks of every fused op.
+
+Layer norm is Task 2.5, and the library keeps no composed copy of a task's answer (STYLE.md, habit
+11): its twin is the same call on the NumPy backend, where the fused node runs the slot itself."""
+import contextlib
 import math
 
 import numpy as np
@@ -25,13 +29,20 @@ def t(*shape, dtype=np.float64, scale=1.0, grad=True):
     return Tensor((R.standard_normal(shape) * scale).astype(dtype), requires_grad=grad)
 
 
+def on_numpy(fn):
+    """``fn`` as a twin that runs forward and backward on the NumPy backend (the task slots)."""
+    fn.numpy_backend = True
+    return fn
+
+
 def fwd_bwd(fn, *inputs):
     """Forward value and every input's gradient for a random upstream gradient."""
     for x in inputs:
         x.grad = None
-    out = fn(*inputs)
-    up = np.random.default_rng(3).standard_normal(out.shape).astype(out.dtype)
-    out.backward(up)
+    with kernels.use_backend("numpy") if getattr(fn, "numpy_backend", False) else contextlib.nullcontext():
+        out = fn(*inputs)
+        up = np.random.default_rng(3).standard_normal(out.shape).astype(out.dtype)
+        out.backward(up)
     return out.data, [x.grad for x in inputs]
 
 
@@ -67,9 +78,9 @@ OPS = {
                               [(2, 3, 5, 7)], fused.ScaledMaskedSoftmax),
     "scaled_softmax_no_mask": (lambda s: F.scaled_masked_softmax(s, None, 0.5),
                                lambda s: F._scaled_masked_softmax_composed(s, None, 0.5), [(2, 5, 7)], None),
-    "layer_norm": (lambda x, w, b: F.layer_norm(x, w, b), lambda x, w, b: F._layer_norm_composed(x, w, b),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, w, b), on_numpy(lambda x, w, b: F.layer_norm(x, w, b)),
                    [(2, 5, 6), (6,), (6,)], fused.LayerNorm),
-    "layer_norm_plain": (lambda x: F.layer_norm(x, eps=1e-3), lambda x: F._layer_norm_composed(x, eps=1e-3),
+    "layer_norm_plain": (lambda x: F.layer_norm(x, eps=1e-3), on_numpy(lambda x: F.layer_norm(x, eps=1e-3)),
                          [(4, 9)], fused.LayerNorm),
     "gelu": (lambda x: F.gelu(x), lambda x: F._gelu_composed(x), [(3, 4, 5)], fused.GELU),
     "embedding": (lambda w: F.embedding(np.array([[3, 0, 3], [4, 3, 1]]), w),
@@ -102,7 +113,7 @@ def test_gelu_exact_gradcheck_and_values(backend):
 def test_non_contiguous_inputs(backend):
     base = t(7, 13, dtype=np.float32)
     assert_twins(lambda b: F.softmax(b.T, axis=-1), lambda b: F._softmax_composed(b.T, axis=-1), base)
-    assert_twins(lambda b: F.layer_norm(b.T), lambda b: F._layer_norm_composed(b.T), base, rtol=1e-4, atol=1e-5)
+    assert_twins(lambda b: F.layer_norm(b.T), on_numpy(lambda b: F.layer_norm(b.T)), base, rtol=1e-4, atol=1e-5)
     assert_twins(lambda b: F.gelu(b[:, ::2]), lambda b: F._gelu_composed(b[:, ::2]), base)
     s = t(3, 7, 5, dtype=np.float32)  # scores (B, Tk, Tq) transposed to (B, Tq, Tk)
     assert_twins(lambda s: F.scaled_masked_softmax(s.transpose(0, 2, 1), MASK, 0.3),
@@ -147,9 +158,15 @@ def test_fallbacks_keep_semantics():
     np.testing.assert_allclose(F.softmax(x16).data, F._softmax_composed(x16).data)
     ints = F.softmax(np.array([[1, 2, 3]]))  # integers: composed, promotes like NumPy
     assert ints.dtype == np.float64
-    x = t(2, 3, 4)
-    w = t(3, 4)  # a weight that is not (C,): the composed version handles the broadcast
-    assert_twins(lambda x, w: F.layer_norm(x, w), lambda x, w: F._layer_norm_composed(x, w), x, w)
+    x, w, b = t(2, 3, 4), t(3, 4), t(1, 4)  # weight and bias that are not (C,): x̂ · w + b, broadcast
+    assert_twins(lambda x, w, b: F.layer_norm(x, w, b), lambda x, w, b: F.layer_norm(x) * w + b, x, w, b)
+    assert gradcheck(lambda x, w, b: F.layer_norm(x, w, b), x, w, b, rng=np.random.default_rng(2))
+    x16 = Tensor(R.standard_normal((2, 5)).astype(np.float16), requires_grad=True)  # not a kernel dtype: the slot
+    ln16 = F.layer_norm(x16)
+    assert ln16.dtype == np.float16 and ln16._ctx.function is fused.LayerNorm
+    x64 = x16.data.astype(np.float64)
+    want = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln16.data, want, rtol=5e-3, atol=5e-3)
     assert F.gelu(Tensor(np.array([1, 2])), approximate="none").dtype == np.float64
 
 
@@ -162,6 +179,8 @@ def test_errors():
         F.softmax(t(2, 3), axis=2)
     with pytest.raises(ShapeError, match="outside the vocabulary"):
         F.embedding(np.array([-1]), t(4, 2))
+    with pytest.raises(ShapeError, match="feature axis"):
+        F.layer_norm(Tensor(np.array(1.0)))
 
 
 def test_matmul_on_the_numba_kernel_through_the_engine():

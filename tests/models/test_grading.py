@@ -20,6 +20,7 @@ import pytest
 from autograd import tasks
 from minilm import grading
 from minilm.grading.verdict import TaskSummary, TestResult, explain
+from tests.grading_kit import make_fake_kit
 from tests.release_kit import ROOT, fill_from_reference, make_release, plant, run_in
 
 needs_solutions = pytest.mark.skipif(not tasks.solutions_available(), reason="needs a full checkout")
@@ -87,18 +88,7 @@ FAKE_TESTS = {
 
 @pytest.fixture(scope="module")
 def fake_kit(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("fake_kit")
-    for name in ("autograd", "minilm", "exercises", "solutions"):
-        if (ROOT / name).is_dir():
-            (root / name).symlink_to(ROOT / name)
-    shutil.copy(ROOT / "conftest.py", root / "conftest.py")
-    shutil.copy(ROOT / "setup.cfg", root / "setup.cfg")
-    graded = root / "tests" / "graded"
-    graded.mkdir(parents=True)
-    (root / "tests" / "__init__.py").write_text("")
-    for name, body in FAKE_TESTS.items():
-        (graded / name).write_text(textwrap.dedent(body), encoding="utf-8")
-    return root
+    return make_fake_kit(tmp_path_factory.mktemp("fake_kit") / "kit", FAKE_TESTS)
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +110,9 @@ def test_every_task_gets_one_status(fake_report):
 def test_a_hang_costs_its_test_and_its_task_only(fake_report):
     hang = _task(fake_report, "1.3")
     by_name = {t.name: t for t in hang.tests}
-    assert by_name["test_hangs"].status == "timed out" and "4 s" in by_name["test_hangs"].message
-    assert by_name["test_sibling_of_the_hang"].status == "not run"
+    assert by_name["test_hangs"].status == "timed out" and "the limit is 4 s" in by_name["test_hangs"].message
+    assert by_name["test_sibling_of_the_hang"].status == "passed"  # a timeout costs only its own test
+    assert hang.points == 1 and hang.status == "timed out"
     assert _task(fake_report, "1.4").points == 1  # the crash cost one test; its sibling still ran
 
 
@@ -151,7 +142,7 @@ def test_results_json_carries_every_test(fake_report, tmp_path):
     path = tmp_path / "results.json"
     grading.write_results(path, fake_report)
     data = json.loads(path.read_text())
-    assert data["score"] == 3 and data["max_score"] == 13
+    assert data["score"] == 4 and data["max_score"] == 13
     tests = {t["name"]: t for t in data["tests"]}
     assert len(tests) == 11
     hang = tests["Task 1.3: test_hangs"]
@@ -159,7 +150,9 @@ def test_results_json_carries_every_test(fake_report, tmp_path):
     assert tests["Task 1.2: test_numpy_message"]["output"].startswith("failed: attention: divide")
     assert tests["Task 2.3: test_held_back"]["visibility"] == "after_published"
     assert tests["Task 1.1: test_ok"]["visibility"] == "visible"
-    assert "total: 3 / 13 points" in data["output"]
+    assert "total: 4 / 12 points" in data["output"]  # the held-back test is not in the visible table
+    assert "test_held_back" not in data["output"] and "1 + 1 should be 2" not in data["output"]
+    assert {"execution_time", "visibility", "stdout_visibility"} <= set(data)
 
 
 def test_the_table_wraps_the_reason_and_keeps_the_command_whole(fake_report):
@@ -301,3 +294,76 @@ def test_a_planted_mistake_is_named_by_its_effect(release, tmp_path, task, rel, 
     row = next(l for l in run.stdout.splitlines() if l.startswith(task + " "))
     assert " failed " in row and run.returncode == 1, run.stdout
     assert effect in run.stdout and "AssertionError:" not in run.stdout, run.stdout
+
+
+# ---- the self-check under the grader's limits ------------------------------------------------------------
+@needs_solutions
+@pytest.mark.slow
+def test_the_documented_self_check_stops_an_endless_loop_and_names_a_crash(release, tmp_path):
+    """``pytest --impl exercises -m taskN_M`` in a release: an endless loop stops at its limit with
+    "timed out" (and the other tests still run); a kernel writing out of bounds is named, with a summary."""
+    work = tmp_path / "kit"
+    shutil.copytree(release, work, symlinks=True)
+    plant(work, "task05_bert/wordpiece.py", '    raise NotImplementedError("Task 5.1: wordpiece_split")',
+          '    while True:\n        pass')
+    plant(work, "task02_kernels/matmul.py", "i1 = min(i0 + TILE, M)", "i1 = i0 + TILE", from_reference=True)
+    hang = run_in(work, "pytest", "--impl", "exercises", "-m", "task5_1", "-k", "longest_match or punctuation",
+                  "-q", "-p", "no:randomly", timeout=200)
+    out = hang.stdout + hang.stderr
+    assert hang.returncode == 1, out[-3000:]
+    assert "test_wordpiece_takes_the_longest_match timed out: still running after" in out, out[-3000:]
+    assert "1 passed" in out or "test_punctuation_is_split_off PASSED" in out or "1 failed" in out, out[-3000:]
+    crash = run_in(work, "pytest", "--impl", "exercises", "-m", "task2_3", "-q", "-p", "no:randomly", timeout=300)
+    out = crash.stdout + crash.stderr
+    assert crash.returncode == 1, out[-3000:]
+    assert "minilm self-check: these tests did not finish" in out and "crashed: the test process died with SIG" in out
+    assert "NUMBA_DISABLE_JIT=1" in out
+
+
+def test_the_manifest_lists_every_graded_test_with_its_points():
+    """The grader takes the tests and their points from tests/graded/manifest.json: it must be current."""
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "make_grading_manifest.py"), "--check"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    entries = grading.manifest.load(ROOT)
+    assert sum(e.points for e in entries.values()) > 0 and all(e.cpu_seconds >= 0 for e in entries.values())
+    assert all(u != e.task for e in entries.values() for u in e.uses)
+
+
+@needs_solutions
+@pytest.mark.slow
+def test_a_wrong_upstream_task_is_named_instead_of_blaming_the_task_under_test(release, tmp_path):
+    """A wrong (not stubbed) Task 1.2 makes a correct Task 1.1 fail in a release, where the library runs
+    on the student's code: the grader says 1.1 is blocked by 1.2 and to fix that first."""
+    work = tmp_path / "kit"
+    shutil.copytree(release, work, symlinks=True)
+    fill_from_reference(work, "task01_autograd")
+    plant(work, "task01_autograd/elementwise.py", "return unbroadcast(grad_output * b, a.shape), ",
+          "return unbroadcast(-grad_output * b, a.shape), ")
+    run = run_in(work, "minilm.cli", "grade", "--task", "1", timeout=600)
+    rows = {line.split()[0]: line for line in run.stdout.splitlines() if line[:1].isdigit()}
+    assert " failed " in rows["1.2"], run.stdout
+    assert "blocked by Task 1.2" in rows["1.1"], run.stdout
+    assert "fix Task 1.2 first" in run.stdout and "must be summed, not overwritten" not in run.stdout
+
+
+@needs_solutions
+@pytest.mark.slow
+def test_a_slot_that_answers_with_the_engines_own_op_fails(release, tmp_path):
+    """Task 2.5 answered by calling the engine's layer norm (whose numba kernel computes it) does not
+    pass: while the task's tests run, the engine runs layer norm on the task's own slot."""
+    work = tmp_path / "kit"
+    shutil.copytree(release, work, symlinks=True)
+    fill_from_reference(work, "task02_kernels/layer_norm.py")
+    path = work / "exercises" / "task02_kernels" / "layer_norm.py"
+    path.write_text(path.read_text() + '''
+
+def layer_norm_forward(x, weight, bias, eps=1e-5):
+    from autograd import Tensor, functional as F
+    out = F.layer_norm(Tensor(x), Tensor(weight), Tensor(bias), eps=eps).data
+    mean = x.mean(-1, keepdims=True)
+    return out, mean, 1.0 / (x.var(-1, keepdims=True) + eps) ** 0.5
+''')
+    run = run_in(work, "minilm.cli", "grade", "--task", "2.5", timeout=600)
+    row = next(l for l in run.stdout.splitlines() if l.startswith("2.5 "))
+    assert " failed " in row and "RecursionError" in run.stdout and "engine's own op" in run.stdout, run.stdout

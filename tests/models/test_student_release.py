@@ -191,14 +191,20 @@ def test_refuses_unsafe_destinations(tmp_path):
     assert full.returncode == 1 and "not empty" in full.stderr
 
 
-def test_leak_check_finds_a_renamed_copy(tmp_path):
-    """A solution block with every local name changed and re-indented is still found; the block's
-    plain library call sites are not."""
+def _tool():
+    """tools/make_student_release.py as a module."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import make_student_release as tool
     finally:
         sys.path.remove(str(ROOT / "tools"))
+    return tool
+
+
+def test_leak_check_finds_a_renamed_copy(tmp_path):
+    """A solution block with every local name changed and re-indented is still found; the block's
+    plain library call sites are not."""
+    tool = _tool()
     blocks = [b for b in tool.solution_blocks() if b.func == "choose_groups"]
     cfrags = tool.code_fragments(blocks)
     planted = tmp_path / "helper.py"
@@ -219,14 +225,39 @@ def test_leak_check_finds_a_renamed_copy(tmp_path):
     assert tool.code_leaks(ROOT / "minilm" / "corruption" / "bert.py", cfrags) == []
 
 
-def test_known_copies_are_still_copies():
-    """KNOWN_COPIES only excuses copies that exist: once the library calls the slot, drop the line."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import make_student_release as tool
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    cfrags = tool.code_fragments(tool.solution_blocks())
-    for rel, source in sorted(tool.KNOWN_COPIES):
-        found = [f.split(":")[0] for f in tool.code_leaks(ROOT / rel, cfrags)]
-        assert source in found, f"{rel} no longer copies {source}: remove it from KNOWN_COPIES"
+# Task 2.5's forward with every name changed: what autograd/functional.py once carried as its
+# "composed twin" of layer norm (a second copy of the answer, shipped to every student)
+RENAMED_LAYER_NORM = """
+
+def _normalise_rows(v, gain, shift, tiny=1e-5):
+    centre = v.mean(axis=-1, keepdims=True)
+    dev = v - centre
+    spread = (dev * dev).mean(axis=-1, keepdims=True)
+    inv = 1.0 / np.sqrt(spread + tiny)
+    return dev * inv * gain + shift, centre, inv
+"""
+
+
+def test_a_library_copy_of_a_solution_block_stops_the_release(tmp_path):
+    """No allow-list: a renamed copy of a solution block in a library file is an error that names
+    the file and the block, and the same kit without it releases."""
+    tool = _tool()
+    kit = tmp_path / "kit"
+    for rel in ("solutions", "exercises"):
+        shutil.copytree(ROOT / rel, kit / rel, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel in ("tools/make_exercises.py", "setup.cfg", "README.md", "autograd/functional.py",
+                "tests/graded/manifest.json"):
+        if (ROOT / rel).is_file():
+            (kit / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / rel, kit / rel)
+    assert not hasattr(tool, "KNOWN_COPIES")
+    tool.make_release(tmp_path / "clean", root=kit, git=False)  # the library as it is: no copy
+
+    library = kit / "autograd" / "functional.py"
+    library.write_text(library.read_text(encoding="utf-8") + RENAMED_LAYER_NORM, encoding="utf-8")
+    block = next(b for b in tool.solution_blocks(kit) if b.func == "layer_norm_forward")
+    with pytest.raises(tool.ReleaseError) as caught:
+        tool.make_release(tmp_path / "leaky", root=kit, git=False)
+    message = str(caught.value)
+    assert f"autograd/functional.py: solutions/{block.file}:{block.span[0] + 1}" in message, message
+    assert "call the task slot" in message

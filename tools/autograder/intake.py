@@ -41,6 +41,12 @@ REVIEW_ATTRS = {("sys", "modules"): "uses sys.modules (can swap modules, e.g. th
                 ("os", "system"): "uses os.system (runs other programs)"}
 REVIEW_CALLS = {"__import__": "calls __import__ (imports chosen at run time)", "exec": "calls exec",
                 "eval": "calls eval", "compile": "calls compile", "globals": "calls globals()"}
+# the tests' own code: its checkers compute what the tests expect (tests.helpers.numeric_grad), so a
+# task file that reaches it is refused like one that reaches solutions/
+TEST_CODE = ("tests", "conftest")
+TEST_CODE_REASON = "the tests' code is the checker, not the student's answer"
+TEST_MODULE_RE = re.compile(r"^\s*(tests|conftest)(\.\w+)*\s*$")            # "tests.helpers", for import_module
+TEST_PATH_RE = re.compile(r"(^|[/\\])(tests[/\\].*\.py|conftest\.py)\s*$")  # "tests/helpers.py", for run_path
 
 
 @dataclass
@@ -127,12 +133,19 @@ def scan(text: str) -> tuple[str | None, list[str]]:
             names = [node.module or ""] if node.level == 0 else []
             if node.level and any(a.name == "solutions" for a in node.names):
                 return f"imports solutions (line {line}): the reference is not the student's answer", []
+            if node.level:  # from .. import tests, from ..tests import helpers
+                relative = [a.name for a in node.names] + [(node.module or "").split(".")[0]]
+                hit = next((n for n in relative if n in TEST_CODE), None)
+                if hit:
+                    return f"imports {hit} (line {line}): {TEST_CODE_REASON}", []
         else:
             names = []
         for name in names:
             top = name.split(".")[0]
             if top == "solutions":
                 return f"imports {name} (line {line}): the reference is not the student's answer", []
+            if top in TEST_CODE:
+                return f"imports {name} (line {line}): {TEST_CODE_REASON}", []
             if top in REVIEW:
                 review.append((line, REVIEW[top]))
         if isinstance(node, ast.Name) and node.id == "solutions":
@@ -142,6 +155,8 @@ def scan(text: str) -> tuple[str | None, list[str]]:
             if "solutions" in value:
                 return (f"reaches the reference by name or path (line {line}: {value[:60]!r}): the reference is not "
                         f"the student's answer", [])
+            if TEST_MODULE_RE.match(value) or TEST_PATH_RE.search(value):
+                return f"reaches the tests by name or path (line {line}: {value[:60]!r}): {TEST_CODE_REASON}", []
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             reason = REVIEW_ATTRS.get((node.value.id, node.attr))
             if reason:
