@@ -3,6 +3,7 @@
     pip install torch==2.13.0 && pip install transformers       # this tool only; never at run time
     pip install sentencepiece protobuf                          # for spm/ (T5's Precompiled normalizer)
     python tools/make_hf_fixtures.py [--out tests/data/hf] [--check] [--export-check]
+    python tools/make_hf_fixtures.py --derived        # the hub's layouts only, from the stored folders; no torch
 
 Each fixture is a folder the way ``save_pretrained`` writes it (config.json, model.safetensors,
 tokenizer files) plus ``expected.npz`` (allow_pickle=False): the inputs of a fixed padded batch
@@ -24,6 +25,13 @@ stored ones (what tests/models/test_pretrained_families.py runs when transformer
 The tokenizer trainers of ``tokenizers`` break ties in no fixed order, so a rebuild may give a
 slightly different vocabulary; the check therefore re-derives the expected arrays from the stored
 folders rather than from a rebuild.
+
+Derived folders, the layouts the hub serves, written from the stored fixtures with minilm's own
+safetensors writer (``--derived``, and after every full build): ``bert-sharded/`` and
+``gpt2-sharded/`` (the weights split as ``save_pretrained`` splits a large checkpoint: shards
+``model-0000i-of-0000n.safetensors`` + ``model.safetensors.index.json``) and ``bert-legacy-names/``
+(the LayerNorms' ``gamma`` / ``beta`` of the original bert-base-* files). They hold no
+expected.npz: their logits are their source fixture's. ``--check`` loads them in transformers too.
 """
 from __future__ import annotations
 
@@ -388,6 +396,96 @@ def xlnet_export_check(tmp: Path, ids, mask, rng) -> float:
     return float(np.abs(logits - ours).max())
 
 
+# ---- derived folders: sharded, legacy names (minilm's writer; no torch) --------------------------------
+
+SHARDED = {"bert": 3, "gpt2": 2}   # fixture → the shards of its copy "<name>-sharded"
+LEGACY = {"bert": "bert-legacy-names"}
+COPIED = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json")
+
+
+def _minilm_safetensors():
+    sys.path.insert(0, str(ROOT))
+    from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
+    return read_safetensors, write_safetensors
+
+
+def _copy_folder_files(source: Path, target: Path) -> None:
+    """A fresh ``target`` with ``source``'s config and tokenizer files (the weights are written apart)."""
+    import shutil
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name in COPIED:
+        if (source / name).is_file():
+            shutil.copy(source / name, target / name)
+
+
+def shard_folder(source: Path, target: Path, n: int) -> Path:
+    """``source`` with its model.safetensors split into ``n`` shards as transformers' save_pretrained
+    splits a large checkpoint: tensors in the file's order, cut into ``n`` runs of about equal bytes,
+    ``model-0000i-of-0000n.safetensors`` each, and ``model.safetensors.index.json`` = ``{"metadata":
+    {"total_parameters": count, "total_size": bytes}, "weight_map": {tensor: shard}}`` (transformers 5's keys)."""
+    read_safetensors, write_safetensors = _minilm_safetensors()
+    arrays, metadata = read_safetensors(source / "model.safetensors")
+    _copy_folder_files(source, target)
+    total = sum(a.nbytes for a in arrays.values())
+    shards, seen = [{} for _ in range(n)], 0
+    for name in sorted(arrays):           # the stored order (the writer sorts names)
+        shards[min(n - 1, seen * n // total)][name] = arrays[name]
+        seen += arrays[name].nbytes
+    assert all(shards), f"{source}: {n} shards leave one empty"
+    weight_map = {}
+    for i, part in enumerate(shards, start=1):
+        file = f"model-{i:05d}-of-{n:05d}.safetensors"
+        write_safetensors(target / file, part, metadata)
+        weight_map.update(dict.fromkeys(part, file))
+    totals = {"total_parameters": sum(a.size for a in arrays.values()), "total_size": total}
+    index = {"metadata": totals, "weight_map": dict(sorted(weight_map.items()))}
+    (target / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def legacy_folder(source: Path, target: Path) -> Path:
+    """``source`` with every LayerNorm's ``weight`` / ``bias`` named ``gamma`` / ``beta``, as in the
+    original bert-base-* files: the inverse of the renaming minilm and transformers apply on load."""
+    read_safetensors, write_safetensors = _minilm_safetensors()
+    from minilm.pretrained.weights import LEGACY_NAMES
+    back = {now: old for old, now in LEGACY_NAMES.items()}
+    arrays, metadata = read_safetensors(source / "model.safetensors")
+    _copy_folder_files(source, target)
+    renamed = {next((k[:-len(now)] + old for now, old in back.items() if k.endswith(now)), k): v
+               for k, v in arrays.items()}
+    write_safetensors(target / "model.safetensors", renamed, metadata)
+    return target
+
+
+def derived_folders(out: Path) -> dict[str, Path]:
+    """{folder name: source fixture} of the derived folders, written into ``out`` from the stored fixtures."""
+    made = {}
+    for name, n in SHARDED.items():
+        made[shard_folder(out / name, out / f"{name}-sharded", n).name] = out / name
+    for name, folder in LEGACY.items():
+        made[legacy_folder(out / name, out / folder).name] = out / name
+    return made
+
+
+def check_derived(out: Path) -> dict[str, float]:
+    """{derived folder: max |Δ logits|} of transformers on each derived folder against its source's expected.npz."""
+    import torch
+    import transformers as tf
+    diffs = {}
+    for folder, source in [(f"{n}-sharded", n) for n in SHARDED] + [(f, n) for n, f in LEGACY.items()]:
+        config = json.loads((out / folder / "config.json").read_text(encoding="utf-8"))
+        model = getattr(tf, config["architectures"][0]).from_pretrained(out / folder).eval()
+        with np.load(out / source / "expected.npz", allow_pickle=False) as f:
+            e = dict(f)
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor(e["input_ids"]),
+                           attention_mask=torch.tensor(e["attention_mask"])).logits.numpy()
+        diffs[folder] = float(np.abs(logits - e["logits"]).max())
+    return diffs
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
@@ -395,7 +493,14 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="fixture names (default: all)")
     ap.add_argument("--export-check", action="store_true",
                     help="only: export minilm BART/T5 models and compare transformers' logits (needs numba too)")
+    ap.add_argument("--derived", action="store_true",
+                    help="only: write the sharded and legacy-named copies of the stored fixtures (no torch)")
     args = ap.parse_args(argv)
+    if args.derived:
+        for folder in derived_folders(args.out):
+            size = sum(p.stat().st_size for p in (args.out / folder).iterdir())
+            print(f"{folder}: {args.out / folder} ({size / 1024:.0f} KiB)")
+        return 0
     if args.export_check:
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
@@ -426,11 +531,15 @@ def main(argv=None) -> int:
             same = spm_match(args.out)
             ok = ok and same
             print(f"spm/: ids {'identical' if same else 'DIFFER'}")
+            for folder, diff in check_derived(args.out).items():
+                ok = ok and diff < 1e-5
+                print(f"{folder}: transformers' logits differ from the source's stored ones by {diff:.2e}")
         else:
             write_lines(args.out, docstring_lines())
             print(f"lines.npz: {(args.out / 'lines.npz').stat().st_size / 1024:.0f} KiB")
             write_spm(args.out)
             print(f"spm/: {sum(p.stat().st_size for p in (args.out / 'spm').iterdir()) / 1024:.0f} KiB")
+            derived_folders(args.out)
     return 0 if ok else 1
 
 

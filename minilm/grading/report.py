@@ -54,8 +54,12 @@ def _visible(summary):
 
 
 def _test_output(test, limit: int) -> str:
-    text = "passed" if test.status == "passed" and not test.flag else (
-        f"{test.status}: {test.flag or test.message}" if (test.flag or test.message) else test.status)
+    if test.flag:
+        text = f"flagged: {test.flag} — 0 points, flagged for the instructor's review"
+    elif test.status == "passed":
+        text = "passed"
+    else:
+        text = f"{test.status}: {test.message}" if test.message else test.status
     return text if len(text) <= limit else text[:limit - 40] + f"\n… ({len(text) - limit + 40:,} characters cut)"
 
 
@@ -73,7 +77,7 @@ def results_json(report, output_limit: int = 2000) -> dict:
                               "status": "passed" if t.score == t.points else "failed",
                               "output": _test_output(t, output_limit),
                               "visibility": "after_published" if t.hidden else "visible",
-                              "extra_data": {"task": t.task, "minilm_status": t.status}})
+                              "extra_data": {"task": t.task, "minilm_status": "flagged" if t.flag else t.status}})
         data = {"score": sum(s.points for s in report.tasks), "max_score": sum(s.max_points for s in report.tasks),
                 "execution_time": round(report.seconds), "visibility": "visible", "stdout_visibility": "hidden",
                 "output": format_table(report, width=100, visible_only=True)[:MAX_TOP_OUTPUT], "tests": tests}

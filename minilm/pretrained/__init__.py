@@ -9,7 +9,8 @@
     logits = hf_logits(model, ids, attention_mask)      # == transformers' model(...).logits
 
 A folder is ``config.json`` + ``model.safetensors`` (read and written by hand, without pickle:
-``minilm/pretrained/safetensors_file.py``); a ``pytorch_model.bin`` is refused with the conversion command.
+``minilm/pretrained/safetensors_file.py``) or its sharded form, an index + shards, under current or
+legacy names (``weights.py``); a ``pytorch_model.bin`` is refused with the conversion command.
 The name tables are in ``minilm/models/bert.py`` (BERT), ``gpt2.py`` here (GPT-2), ``encoders.py``
 (RoBERTa, DistilBERT, ELECTRA) and ``seq2seq.py`` (BART, T5); ``auto.py`` picks one by ``model_type``.
 How the parity with transformers is checked: docs/pretrained.md.

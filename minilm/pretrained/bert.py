@@ -28,7 +28,8 @@ from autograd.errors import CheckpointError, ConfigError
 from minilm.models.bert import BertConfig, BertModel
 from minilm.models.bert_heads import BertForPreTraining
 
-from .files import CONFIG, WEIGHTS, check_unexpected, config_value, read_config, read_weights, take
+from .files import CONFIG, check_unexpected, config_value, read_config, take
+from .weights import read_weights
 
 # transformers' hidden_act → minilm's activation, and back
 HF_ACT = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": "relu"}
@@ -113,8 +114,7 @@ def load_bert_model(directory):
     directory = Path(directory)
     hf_config = read_config(directory)
     config = bert_config_from_hf(hf_config, directory / CONFIG)
-    arrays = read_weights(directory)
-    path = directory / WEIGHTS
+    arrays, path = read_weights(directory)
     prefix = "bert." if any(k.startswith("bert.") for k in arrays) else ""
     has_mlm = any(k.startswith("cls.predictions.") for k in arrays)
     rng = np.random.default_rng(0)

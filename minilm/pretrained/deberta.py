@@ -44,8 +44,9 @@ from autograd.errors import CheckpointError, ConfigError
 from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 
 from .bert import HF_ACT
-from .files import CONFIG, WEIGHTS, config_value, read_config, read_weights
+from .files import CONFIG, config_value, read_config
 from .mapping import load_mapped, pairs
+from .weights import read_weights
 
 HEADS = {"lm_predictions.lm_head.": {"head_dense": "dense", "head_ln": "LayerNorm", "head_bias": "bias"},
          "cls.predictions.": {"head_dense": "transform.dense", "head_ln": "transform.LayerNorm", "head_bias": "bias"}}
@@ -162,10 +163,11 @@ def load_deberta(directory) -> DebertaForMaskedLM:
     hf, path = read_config(directory), directory / CONFIG
     v2 = config_value(hf, "model_type", path, str) == "deberta-v2"
     config = deberta_config_from_hf(hf, path, v2)
-    arrays = {k: v for k, v in read_weights(directory).items() if not k.startswith(DROPPED)}
+    arrays, weights = read_weights(directory)
+    arrays = {k: v for k, v in arrays.items() if not k.startswith(DROPPED)}
     head = next((h for h in HEADS if h + "bias" in arrays), None)
     if head is None:
-        raise CheckpointError(f"{directory / WEIGHTS}: no MLM head (neither lm_predictions.lm_head.* nor "
+        raise CheckpointError(f"{weights}: no MLM head (neither lm_predictions.lm_head.* nor "
                               "cls.predictions.*); minilm loads DebertaForMaskedLM / DebertaV2ForMaskedLM files")
     model = DebertaForMaskedLM(config, rng=np.random.default_rng(0))
     fixed, ignorable = {}, list(SKIPPED)
@@ -186,5 +188,5 @@ def load_deberta(directory) -> DebertaForMaskedLM:
     if head == "cls.predictions.":
         tied = {"cls.predictions.decoder.weight": "deberta.embeddings.word_embeddings.weight",
                 "cls.predictions.decoder.bias": "cls.predictions.bias"}
-    return load_mapped(model, arrays, mapping, directory / WEIGHTS, tied=tied, ignorable=tuple(ignorable),
+    return load_mapped(model, arrays, mapping, weights, tied=tied, ignorable=tuple(ignorable),
                        fixed=fixed)

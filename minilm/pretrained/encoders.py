@@ -29,8 +29,9 @@ from minilm.models.electra import ElectraConfig, ElectraDiscriminator, ElectraGe
 from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
 
 from .bert import HF_ACT
-from .files import CONFIG, WEIGHTS, config_value, read_config, read_weights
+from .files import CONFIG, config_value, read_config
 from .mapping import bert_layer_names, load_mapped, pairs
+from .weights import read_weights
 
 BUFFERS = ("position_ids", "token_type_ids")
 
@@ -75,12 +76,12 @@ def load_roberta(directory) -> RobertaForMaskedLM:
     except ConfigError as e:
         raise CheckpointError(f"{path}: {e}") from None
     model = RobertaForMaskedLM(config, rng=np.random.default_rng(0))
-    arrays = read_weights(directory)
+    arrays, weights = read_weights(directory)
     mapping = {**_embeddings("roberta.embeddings", "roberta.embeddings"),
                **bert_layer_names("roberta.encoder.layer.", "roberta.encoder.layer.", config.n_layer),
                **pairs("lm_head.transform.dense", "lm_head.dense"),
                **pairs("lm_head.transform.LayerNorm", "lm_head.layer_norm"), "lm_head.bias": "lm_head.bias"}
-    return load_mapped(model, arrays, mapping, directory / WEIGHTS,
+    return load_mapped(model, arrays, mapping, weights,
                        tied={"lm_head.decoder.weight": "roberta.embeddings.word_embeddings.weight",
                              "lm_head.decoder.bias": "lm_head.bias"},
                        ignorable=BUFFERS + ("pooler.dense.weight", "pooler.dense.bias"))
@@ -111,7 +112,8 @@ def load_distilbert(directory) -> RobertaForMaskedLM:
                **pairs("lm_head.transform.dense", "vocab_transform"),
                **pairs("lm_head.transform.LayerNorm", "vocab_layer_norm"), "lm_head.bias": "vocab_projector.bias"}
     C = config.n_embd
-    return load_mapped(model, read_weights(directory), mapping, directory / WEIGHTS,
+    arrays, weights = read_weights(directory)
+    return load_mapped(model, arrays, mapping, weights,
                        tied={"vocab_projector.weight": "distilbert.embeddings.word_embeddings.weight"},
                        ignorable=BUFFERS,
                        fixed={"roberta.embeddings.token_type_embeddings.weight": np.zeros((1, C))})
@@ -146,10 +148,10 @@ def load_electra(directory):
     Which one: the file's heads (``discriminator_predictions.*`` or ``generator_predictions.*``)."""
     directory = Path(directory)
     hf, path = read_config(directory), directory / CONFIG
-    arrays = read_weights(directory)
+    arrays, weights = read_weights(directory)
     generator = any(k.startswith("generator_predictions.") for k in arrays)
     if not generator and not any(k.startswith("discriminator_predictions.") for k in arrays):
-        raise CheckpointError(f"{directory / WEIGHTS}: neither discriminator_predictions.* nor "
+        raise CheckpointError(f"{weights}: neither discriminator_predictions.* nor "
                               "generator_predictions.*; "
                               "minilm loads ElectraForPreTraining and ElectraForMaskedLM")
     config = electra_config_from_hf(hf, path, generator)
@@ -168,4 +170,4 @@ def load_electra(directory):
     else:
         mapping.update({**pairs("head.dense", "discriminator_predictions.dense"),
                         **pairs("head.dense_prediction", "discriminator_predictions.dense_prediction")})
-    return load_mapped(model, arrays, mapping, directory / WEIGHTS, tied=tied, ignorable=BUFFERS)
+    return load_mapped(model, arrays, mapping, weights, tied=tied, ignorable=BUFFERS)

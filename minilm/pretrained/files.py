@@ -1,8 +1,9 @@
-"""The files of a Hugging Face model folder: ``config.json`` and ``model.safetensors``.
+"""The files of a Hugging Face model folder: ``config.json`` and ``model.safetensors`` (or, sharded,
+``model.safetensors.index.json`` + shards: ``weights.py`` reads either).
 
-Shared by the BERT and GPT-2 loaders and exporters. A ``pytorch_model.bin`` is refused: it is a
-pickle, and unpickling a file runs whatever code it names. The message says how to convert it on
-a machine that has PyTorch (``convert_hint``).
+Shared by the family loaders and exporters. A ``pytorch_model.bin`` is refused: it is a pickle,
+and unpickling a file runs whatever code it names. The message says how to convert it on a machine
+that has PyTorch (``CONVERT_HINT``).
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from autograd.errors import CheckpointError
-from minilm.pretrained.safetensors_file import read_safetensors, write_safetensors
+from minilm.pretrained.safetensors_file import write_safetensors
 
 WEIGHTS = "model.safetensors"
+INDEX = "model.safetensors.index.json"   # a sharded checkpoint's weight map (weights.py)
 CONFIG = "config.json"
 
 CONVERT_HINT = (
@@ -58,19 +60,6 @@ def config_value(config: dict, key: str, path, kind=int, default=None):
     if not ok:
         raise CheckpointError(f"{path}: key {key!r} is {value!r}, expected a {kind.__name__}")
     return value
-
-
-def read_weights(directory) -> dict[str, np.ndarray]:
-    """The arrays of ``model.safetensors``; refuses a ``pytorch_model.bin`` with a conversion hint."""
-    directory = Path(directory)
-    path = directory / WEIGHTS
-    if not path.is_file():
-        pickles = sorted(p.name for p in directory.glob("*.bin"))
-        if pickles:
-            raise CheckpointError(f"{directory / pickles[0]}: found, but no {WEIGHTS}; " + CONVERT_HINT)
-        raise CheckpointError(f"{path}: missing; expected the weights as model.safetensors")
-    arrays, _ = read_safetensors(path)
-    return arrays
 
 
 def take(arrays: dict, mapping: dict[str, str], path, shapes: dict[str, tuple]) -> dict[str, np.ndarray]:

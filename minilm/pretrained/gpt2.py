@@ -29,7 +29,8 @@ import numpy as np
 from autograd.errors import CheckpointError, ConfigError
 from minilm.models.gpt import GPT, GPTConfig
 
-from .files import CONFIG, WEIGHTS, check_unexpected, config_value, read_config, read_weights, write_folder
+from .files import CONFIG, check_unexpected, config_value, read_config, write_folder
+from .weights import read_weights
 
 HF_ACT = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu": "gelu_exact", "relu": "relu"}
 TO_HF_ACT = {"gelu": "gelu_new", "gelu_exact": "gelu", "relu": "relu"}
@@ -103,8 +104,7 @@ def load_gpt2(directory) -> GPT:
     """A GPT-2-format folder (config.json + model.safetensors) → a minilm GPT in eval mode."""
     directory = Path(directory)
     config = gpt_config_from_hf(read_config(directory), directory / CONFIG)
-    arrays = read_weights(directory)
-    path = directory / WEIGHTS
+    arrays, path = read_weights(directory)
     prefix = "transformer." if any(k.startswith("transformer.") for k in arrays) else ""
     model = GPT(config, rng=np.random.default_rng(0))
     expected = gpt_to_hf_arrays(model)            # the names and shapes a file must have

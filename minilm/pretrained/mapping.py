@@ -5,7 +5,8 @@ have a row in the table (else the table is wrong: an internal error); every key 
 be used, tied to a used key with the same values, or a known buffer; shapes must agree. One
 CheckpointError names the file and every problem.
 
-Legacy names are accepted: a LayerNorm's ``gamma`` / ``beta`` are its ``weight`` / ``bias``.
+Legacy names (a LayerNorm's ``gamma`` / ``beta``) arrive already renamed: ``weights.read_weights``
+applies transformers' one table (``weights.LEGACY_NAMES``) for every loader.
 
 A tied parameter (a decoder that is the word-embedding matrix) is listed once by
 ``named_parameters``, under its first name, so writing each listed Parameter's data loads both uses.
@@ -27,7 +28,6 @@ def load_mapped(model, arrays: dict, mapping: dict[str, str], path, *, tied: dic
     of a tied head); ``fixed``: {minilm name: array} for parameters the HF model does not have
     (DistilBERT's absent segment table: zeros)."""
     fixed = fixed or {}
-    arrays = legacy_names(arrays)
     params = dict(model.named_parameters())
     unmapped = sorted(set(params) - set(mapping) - set(fixed))
     if unmapped:
@@ -47,19 +47,6 @@ def load_mapped(model, arrays: dict, mapping: dict[str, str], path, *, tied: dic
         p.data[...] = np.asarray(value, dtype=p.data.dtype)
     model.eval()
     return model
-
-
-def legacy_names(arrays: dict) -> dict:
-    """Older checkpoints (TensorFlow ports: bert-base-*, the first RoBERTa and ELECTRA conversions)
-    name a LayerNorm's parameters ``gamma`` / ``beta``; transformers renames them on load, and so do we."""
-    out = {}
-    for key, value in arrays.items():
-        if key.endswith(".gamma"):
-            key = key[:-len("gamma")] + "weight"
-        elif key.endswith(".beta"):
-            key = key[:-len("beta")] + "bias"
-        out[key] = value
-    return out
 
 
 def bert_layer_names(ours: str, theirs: str, n_layer: int, per_layer: dict | None = None) -> dict[str, str]:

@@ -28,10 +28,16 @@ from minilm.models.bart import Bart, BartConfig
 from minilm.models.t5 import T5, T5Config
 
 from .bert import HF_ACT
-from .files import CONFIG, WEIGHTS, config_value, read_config, read_weights
+from .files import CONFIG, config_value, read_config
 from .mapping import load_mapped, pairs
+from .weights import read_weights
 
 ATTN = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "out_proj": "out_proj"}
+# keys that transformers' classes skip on load (``_keys_to_ignore_on_load_unexpected``): fairseq's
+# version counters in BART files, and the cross-attention relative bias of the first T5 port, which
+# no layer uses (the original t5-* files hold it)
+BART_UNUSED = ("encoder.version", "decoder.version")
+T5_UNUSED = ("decoder.block.0.layer.1.EncDecAttention.relative_attention_bias.weight",)
 
 
 def _same(hf: dict, a: str, b: str, path) -> int:
@@ -67,7 +73,7 @@ def load_bart(directory) -> Bart:
     except ConfigError as e:
         raise CheckpointError(f"{path}: {e}") from None
     model = Bart(config, rng=np.random.default_rng(0))
-    arrays = read_weights(directory)
+    arrays, weights = read_weights(directory)
     mapping = bart_names(config)
     if "final_logits_bias" in arrays:
         arrays = {**arrays, "final_logits_bias": arrays["final_logits_bias"].reshape(-1)}   # (1, V) → (V,)
@@ -76,7 +82,7 @@ def load_bart(directory) -> Bart:
     shared = "model.shared.weight"
     tied = {k: shared for k in ("lm_head.weight", "model.encoder.embed_tokens.weight",
                                 "model.decoder.embed_tokens.weight")}
-    return load_mapped(model, arrays, mapping, directory / WEIGHTS, tied=tied)
+    return load_mapped(model, arrays, mapping, weights, tied=tied, ignorable=BART_UNUSED)
 
 
 def bart_names(config: BartConfig) -> dict[str, str]:
@@ -136,7 +142,7 @@ def load_t5(directory) -> T5:
     config = t5_config_from_hf(read_config(directory), directory / CONFIG)
     model = T5(config, rng=np.random.default_rng(0))
     mapping = t5_names(config)
-    arrays = read_weights(directory)
+    arrays, weights = read_weights(directory)
     tied = {k: "shared.weight" for k in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")}
     if config.tie_word_embeddings:
         tied["lm_head.weight"] = "shared.weight"
@@ -144,7 +150,7 @@ def load_t5(directory) -> T5:
         mapping["lm_head.weight"] = "lm_head.weight"
     else:                                     # transformers 5 ties the head and leaves it out of the file
         mapping["lm_head.weight"] = "shared.weight"
-    return load_mapped(model, arrays, mapping, directory / WEIGHTS, tied=tied)
+    return load_mapped(model, arrays, mapping, weights, tied=tied, ignorable=T5_UNUSED)
 
 
 def t5_names(config: T5Config) -> dict[str, str]:

@@ -10,8 +10,9 @@ Names: ``transformer.word_embedding.weight``, ``transformer.mask_emb``, ``transf
 rel_attn.{q,k,v,o,r,r_r_bias,r_s_bias,r_w_bias,seg_embed,layer_norm.*}``, ``transformer.layer.N.
 ff.{layer_1,layer_2,layer_norm}.*``, ``lm_loss.bias`` and ``lm_loss.weight`` (a copy of the word
 embedding, left out by transformers 5's save). Also accepted: a bare ``XLNetModel`` file (the same
-names without ``transformer.``, no ``lm_loss.*``: the output bias is then zero) and LayerNorm
-``gamma`` / ``beta`` (``mapping.legacy_names``).
+names without ``transformer.``, no ``lm_loss.*``: the output bias is then zero). Its LayerNorms are
+``layer_norm``, a spelling transformers' legacy renaming (``weights.LEGACY_NAMES``) leaves alone: a
+``layer_norm.gamma`` is an unexpected key, as transformers leaves it unused.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from autograd.errors import CheckpointError, ConfigError
 from minilm.models.xlnet_released import XLNetReleased, XLNetReleasedConfig
 
 from .bert import HF_ACT
-from .files import CONFIG, WEIGHTS, config_value, read_config, read_weights
+from .files import CONFIG, config_value, read_config
 from .mapping import load_mapped
+from .weights import read_weights
 
 PREFIX = "transformer."
 HEAD_BIAS, HEAD_WEIGHT = "lm_loss.bias", "lm_loss.weight"
@@ -65,10 +67,10 @@ def load_xlnet(directory) -> XLNetReleased:
     directory = Path(directory)
     config = xlnet_config_from_hf(read_config(directory), directory / CONFIG)
     model = XLNetReleased(config, rng=np.random.default_rng(0))
-    arrays = read_weights(directory)
+    arrays, weights = read_weights(directory)
     bare = not any(k.startswith(PREFIX) for k in arrays)                # an XLNetModel save
     if bare and HEAD_BIAS not in arrays:
         arrays = {**arrays, HEAD_BIAS: np.zeros(config.vocab_size, dtype=np.float32)}
     prefix = "" if bare else PREFIX
-    return load_mapped(model, arrays, xlnet_names(model, prefix), directory / WEIGHTS,
+    return load_mapped(model, arrays, xlnet_names(model, prefix), weights,
                        tied={HEAD_WEIGHT: prefix + "word_embedding.weight"})

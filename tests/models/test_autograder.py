@@ -296,7 +296,10 @@ def _end_to_end(work: Path):
     subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "MINILM_IMPL", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTHONHOME")}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", AUTOGRADER_ROOT=str(ag))
+    # module users of their own: another autograder on this machine (one per container on Gradescope)
+    # ends every process of its module users after each module
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", AUTOGRADER_ROOT=str(ag),
+               MINILM_AUTOGRADER_UID=str(62000 + 20 * (os.getpid() % 400)))
     res = subprocess.run(["bash", str(ag / "source" / "setup.sh")], env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout[-2000:] + "\n".join(
         l for l in res.stderr.splitlines() if not l.startswith("WARNING: Location"))[-3000:]

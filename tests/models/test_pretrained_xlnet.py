@@ -87,20 +87,24 @@ def _copy_tokenizer(tmp: Path) -> None:
         shutil.copy(XLNET / f, tmp / f)
 
 
-def test_a_bare_xlnet_model_file_with_legacy_norm_names_loads(tmp_path):
-    """An ``XLNetModel`` save (no ``transformer.`` prefix, no ``lm_loss.*``: zero output bias) whose
-    LayerNorms say gamma / beta gives the fixture's logits minus lm_loss.bias."""
+def test_a_bare_xlnet_model_file_loads(tmp_path):
+    """An ``XLNetModel`` save (no ``transformer.`` prefix, no ``lm_loss.*``: zero output bias) gives the
+    fixture's logits minus lm_loss.bias. Its LayerNorms are ``layer_norm``: a ``layer_norm.gamma`` is
+    not a name transformers renames (only ``LayerNorm.gamma`` / ``.beta``), so it is an unexpected key."""
     _copy_tokenizer(tmp_path)
     arrays, _ = read_safetensors(XLNET / "model.safetensors")
     bias = arrays.pop("lm_loss.bias")
     arrays.pop("lm_loss.weight", None)
-    bare = {k[len("transformer."):].replace("layer_norm.weight", "layer_norm.gamma")
-            .replace("layer_norm.bias", "layer_norm.beta"): v for k, v in arrays.items()}
+    bare = {k[len("transformer."):]: v for k, v in arrays.items()}
     write_safetensors(tmp_path / "model.safetensors", bare, {"format": "pt"})
     model, _ = load_pretrained(tmp_path, tokenizer=False)
     e = expected()
     np.testing.assert_allclose(hf_logits(model, e["input_ids"], e["attention_mask"]), e["logits"] - bias,
                                atol=TOLERANCE)
+    gamma = {k.replace("layer_norm.weight", "layer_norm.gamma"): v for k, v in bare.items()}
+    write_safetensors(tmp_path / "model.safetensors", gamma, {"format": "pt"})
+    with pytest.raises(CheckpointError, match=r"missing keys \['layer\.0\.ff\.layer_norm\.weight'"):
+        load_pretrained(tmp_path, tokenizer=False)
 
 
 def test_a_tied_head_copy_is_checked(tmp_path):

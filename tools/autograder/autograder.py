@@ -253,6 +253,11 @@ class Grading:
 
     def __init__(self, root: Path, kit: Path, taken: dict, modules: list[int], base_uid: int | None):
         self.root, self.kit, self.modules, self.base_uid = root, kit, modules, base_uid
+        busy = sorted({u for p in Path("/proc").glob("[0-9]*") if base_uid is not None
+                       and (u := _owner(p)) is not None and base_uid < u <= base_uid + 99})
+        if busy:  # another grader on this kernel with the same users would end ours and delete our cache
+            raise RuntimeError(f"processes of uids {busy} already run here: another autograder with "
+                               f"MINILM_AUTOGRADER_UID={base_uid}? Give this one another base")
         self.work = root / "grading"
         shutil.rmtree(self.work, ignore_errors=True)
         self.work.mkdir(parents=True)

@@ -17,7 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 apt_install() {  # apt_install PACKAGE...: only where apt-get exists
     command -v apt-get >/dev/null 2>&1 || return 1
-    apt-get update -q && apt-get install -y -q "$@"
+    apt-get update -q && apt-get install -y -q --no-install-recommends "$@"
 }
 
 if ! command -v "$PY" >/dev/null 2>&1 || ! "$PY" -c 'import sys; assert sys.version_info >= (3, 10)' 2>/dev/null; then
