@@ -77,7 +77,7 @@ class Reporter:
             self.send(event="collect_error", nodeid=report.nodeid, message=str(report.longrepr)[-3000:])
 
     def pytest_collection_modifyitems(self, config, items):
-        keep, drop, listed = [], [], []
+        keep, drop = [], []
         checks = []
         for item in items:
             if os.path.realpath(str(item.path)) == self.canary:
@@ -87,10 +87,9 @@ class Reporter:
             if task is None or task.split(".")[0] not in self.modules or (self.task and task != self.task):
                 drop.append(item)
                 continue
-            listed.append({"nodeid": item.nodeid, "task": task})
-            (keep if item.nodeid in self.run else drop).append(item)
+            (keep if item.nodeid in self.run else drop).append(item)  # a test of one's own: not graded
         keep += checks  # last: they vouch for the report of everything before them
-        listed += [{"nodeid": item.nodeid, "task": "check"} for item in checks]
+        listed = [{"nodeid": item.nodeid, "task": _task_of(item)} for item in keep]
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep

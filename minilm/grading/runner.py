@@ -240,6 +240,8 @@ class ModuleRun:
             if current is None and not self._listed and not self.problem:
                 self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
             return False  # its other results are not kept: they are graded again by the next child
+        if self.problem:  # a test file did not load: pytest ran nothing, the closing checks included
+            return False
         wrong = [c for c in self._checks.values()
                  if self._seen_checks.get(c.name) != ("passed" if c.must_pass else "failed")]
         if wrong:

@@ -162,3 +162,14 @@ def test_huge_message():
     data = grading.results_json(report)
     assert len(json.dumps(data)) < 1_000_000
     assert all(len(t["output"]) <= 2000 for t in data["tests"])
+
+
+def test_a_test_of_ones_own_in_tests_graded_is_not_graded_and_not_a_forgery(tmp_path):
+    """A student who adds a test with a task marker to tests/graded (in a release) is not flagged: the
+    grader runs only the tests its manifest lists."""
+    root = make_fake_kit(tmp_path / "kit", {"test_task01_honest.py": HONEST})
+    (root / "tests" / "graded" / "test_task01_mine.py").write_text(
+        "import pytest\n\n@pytest.mark.task1_2\ndef test_my_own():\n    pass\n")
+    report = grading.grade("exercises", root=root, jobs=1)
+    assert not report.flags and not report.problems, grading.format_table(report)
+    assert sorted(t.name for t in report.tests) == ["test_honest_fail", "test_honest_pass"]
