@@ -94,18 +94,32 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
-# Tasks 2.1, 2.2 and 2.5 teach what the engine's numba kernels also compute (softmax, cross-entropy,
-# layer norm, GELU). While their graded tests run, the engine runs those ops on the task slots themselves
-# (the NumPy backend), so a slot that answers by calling the engine (F.layer_norm, F.softmax, ...) calls
-# itself in a student release and in the autograder, and fails instead of passing on the engine's kernel.
-_ENGINE_TWINS = ("task2_1", "task2_2", "task2_5")
+# Tasks 2.1, 2.2, 2.4 and 2.5 teach what the engine also computes (softmax, cross-entropy, the attention
+# softmax, layer norm, GELU): in its numba kernels and in the composed twins the fused ops are tested
+# against (autograd/functional.py). While their graded tests run, the engine runs those ops on the task
+# slots themselves (the NumPy backend), so a slot that answers by calling the engine (F.layer_norm,
+# F.softmax, ...) calls itself in a student release and in the autograder; and the composed twins refuse
+# to run, so ``F._softmax_composed`` is no answer either.
+_ENGINE_TWINS = {"task2_1": ("_softmax_composed", "_log_softmax_composed"), "task2_2": ("_cross_entropy_composed",),
+                 "task2_4": ("_scaled_masked_softmax_composed",), "task2_5": ("_gelu_composed",)}
+
+
+def _not_an_answer(name: str, task: str):
+    def refuse(*args, **kwargs):
+        raise RuntimeError(f"autograd.functional.{name} is the engine's own twin of Task {task}, not an answer "
+                           f"to it: compute it with NumPy in your slot")
+    return refuse
 
 
 @pytest.fixture(autouse=True)
-def _engine_runs_on_the_slots(request):
-    if not any(request.node.get_closest_marker(m) for m in _ENGINE_TWINS):
+def _engine_runs_on_the_slots(request, monkeypatch):
+    marks = [m for m in _ENGINE_TWINS if request.node.get_closest_marker(m)]
+    if not marks:
         yield
         return
-    from autograd import kernels
+    from autograd import functional, kernels
+    for mark in marks:
+        for name in _ENGINE_TWINS[mark]:
+            monkeypatch.setattr(functional, name, _not_an_answer(name, mark[4:].replace("_", ".")))
     with kernels.use_backend("numpy"):
         yield
