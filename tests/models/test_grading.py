@@ -271,8 +271,8 @@ def test_planted_mistakes_in_a_release(release, tmp_path):
         if task not in ("1.1", "1.2", "1.3", "1.4", "1.5", "10.1", "5.2", "2.3", "7.1", "9.1", "3.4"):
             assert st.startswith(("not started", "blocked")), rows[task]
     data = json.loads(results.read_text())
-    outputs = {t["name"].split(":")[0]: t["output"] for t in data["tests"]}
-    assert outputs["Task 7.1"].startswith(("timed out", "not run")) and data["score"] > 0
+    outputs = [t["output"] for t in data["tests"] if t["name"].startswith("Task 7.1:")]
+    assert any(o.startswith("timed out") for o in outputs) and data["score"] > 0, outputs  # only that test
 
 
 @needs_solutions
