@@ -65,10 +65,10 @@ TARGETS = ["cats eat fish", "a dog"]
 
 # ---- tokenizers ----------------------------------------------------------------------------------
 
-def wordpiece_vocab(size: int = 160) -> dict:
+def wordpiece_vocab(size: int = 160, lowercase: bool = True) -> dict:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.WordPieceTrainer(vocab_size=size, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     tok.train_from_iterator(CORPUS, trainer)
@@ -120,7 +120,7 @@ def make_tokenizer(kind: str):
 XLNET_RULES = {"FF21": "41", "FF41": "61", "FB01": "66 69", "3000": "20", "2460": "31", "2122": "54 4D"}
 
 
-def xlnet_tokenizer():
+def xlnet_tokenizer(keep: Path | None = None):
     """XLNet's tokenizer as transformers converts a SentencePiece model: Unigram, the normalizers
     Replace(``) Replace('') NFKD StripAccents Precompiled, Metaspace, ``A <sep> <cls>`` at the end, left
     padding; xlnet-base-cased's special ids (<unk> 0, <s> 1, </s> 2, <cls> 3, <sep> 4, <pad> 5, <mask> 6)."""
@@ -136,6 +136,8 @@ def xlnet_tokenizer():
                                        model_type="unigram", normalization_rule_tsv=str(rules), unk_id=0, bos_id=1,
                                        eos_id=2, pad_id=-1, character_coverage=0.9995, minloglevel=2, num_threads=1,
                                        control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"])
+        if keep is not None:   # the spiece.model itself, as the hub's xlnet-base-cased folder holds it
+            __import__("shutil").copy(Path(tmp) / "spiece.model", keep)
         return tf.XLNetTokenizer.from_pretrained(tmp)
 
 
@@ -422,27 +424,11 @@ def _copy_folder_files(source: Path, target: Path) -> None:
 
 def shard_folder(source: Path, target: Path, n: int) -> Path:
     """``source`` with its model.safetensors split into ``n`` shards as transformers' save_pretrained
-    splits a large checkpoint: tensors in the file's order, cut into ``n`` runs of about equal bytes,
-    ``model-0000i-of-0000n.safetensors`` each, and ``model.safetensors.index.json`` = ``{"metadata":
-    {"total_parameters": count, "total_size": bytes}, "weight_map": {tensor: shard}}`` (transformers 5's keys)."""
-    read_safetensors, write_safetensors = _minilm_safetensors()
-    arrays, metadata = read_safetensors(source / "model.safetensors")
-    _copy_folder_files(source, target)
-    total = sum(a.nbytes for a in arrays.values())
-    shards, seen = [{} for _ in range(n)], 0
-    for name in sorted(arrays):           # the stored order (the writer sorts names)
-        shards[min(n - 1, seen * n // total)][name] = arrays[name]
-        seen += arrays[name].nbytes
-    assert all(shards), f"{source}: {n} shards leave one empty"
-    weight_map = {}
-    for i, part in enumerate(shards, start=1):
-        file = f"model-{i:05d}-of-{n:05d}.safetensors"
-        write_safetensors(target / file, part, metadata)
-        weight_map.update(dict.fromkeys(part, file))
-    totals = {"total_parameters": sum(a.size for a in arrays.values()), "total_size": total}
-    index = {"metadata": totals, "weight_map": dict(sorted(weight_map.items()))}
-    (target / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
-    return target
+    splits a large checkpoint (``model-0000i-of-0000n.safetensors`` + ``model.safetensors.index.json``
+    with transformers 5's keys): tests/models/checkpoint_variants.py writes it."""
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    from checkpoint_variants import write_variant
+    return write_variant(source, target, "F32", n)
 
 
 def legacy_folder(source: Path, target: Path) -> Path:

@@ -30,8 +30,21 @@ CASES = [  # (fixture, max_new_tokens, generation rules)
 ]
 
 
-def greedy_cases() -> list[dict]:
+def greedy_new_tokens(model, tok, prompt: str, n: int, **rules) -> tuple[list[int], list[int]]:
+    """``(tokenizer(prompt)["input_ids"], the new tokens of greedy generate)``, the decoder's start token
+    left out, cut after the first EOS (rows end at EOS; a batch of one is not padded)."""
     import torch
+    ids = tok(prompt)["input_ids"]
+    x = torch.tensor([ids])
+    with torch.no_grad():
+        y = model.generate(input_ids=x, attention_mask=torch.ones_like(x), do_sample=False, num_beams=1,
+                           max_new_tokens=n, pad_token_id=tok.pad_token_id, **rules)
+    new = y[0, (1 if model.config.is_encoder_decoder else len(ids)):].tolist()
+    eos = model.generation_config.eos_token_id
+    return ids, new[:new.index(eos) + 1] if eos in new else new
+
+
+def greedy_cases() -> list[dict]:
     import transformers as tf
     out = []
     for name, n, rules in CASES:
@@ -40,15 +53,7 @@ def greedy_cases() -> list[dict]:
         model = getattr(tf, config["architectures"][0]).from_pretrained(folder).eval()
         tok = tf.AutoTokenizer.from_pretrained(folder)
         for prompt in PROMPTS:
-            ids = tok(prompt)["input_ids"]
-            x = torch.tensor([ids])
-            with torch.no_grad():
-                y = model.generate(input_ids=x, attention_mask=torch.ones_like(x), do_sample=False, num_beams=1,
-                                   max_new_tokens=n, pad_token_id=tok.pad_token_id, **rules)
-            new = y[0, (1 if config.get("is_encoder_decoder") else len(ids)):].tolist()
-            eos = model.generation_config.eos_token_id
-            if eos in new:                               # rows end at EOS (a batch of one is not padded)
-                new = new[:new.index(eos) + 1]
+            ids, new = greedy_new_tokens(model, tok, prompt, n, **rules)
             out.append({"fixture": name, "prompt": prompt, "input_ids": ids, "max_new_tokens": n,
                         "rules": rules, "generated": new})
     return out

@@ -36,13 +36,13 @@ class Block(nn.Module):
     def __init__(self, n_embd: int, n_head: int, n_inner: int | None = None, *, rng, norm: str = "pre",
                  activation: str = "gelu", dropout: float = 0.0, eps: float = 1e-5,
                  cross_attention: bool = False, bias: bool = True, scale: bool = True,
-                 init_std: float | None = None):
+                 init_std: float | None = None, head_dim: int | None = None):
         super().__init__()
         if norm not in NORMS:
             raise ConfigError(f"Block: norm={norm!r}, expected one of {NORMS}")
         self.norm = norm
         n_inner = 4 * n_embd if n_inner is None else n_inner
-        attn_args = dict(rng=rng, dropout=dropout, bias=bias, scale=scale, init_std=init_std)
+        attn_args = dict(rng=rng, dropout=dropout, bias=bias, scale=scale, init_std=init_std, head_dim=head_dim)
         self.ln1 = nn.LayerNorm(n_embd, eps=eps)
         self.attn = MultiHeadAttention(n_embd, n_head, **attn_args)
         if cross_attention:

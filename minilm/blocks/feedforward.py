@@ -18,6 +18,16 @@ from autograd.errors import ConfigError
 ACTIVATIONS = ("gelu", "gelu_exact", "relu")
 
 
+def activate(h, activation: str):
+    """``activation`` of ``h`` by its minilm name: "gelu" (tanh form), "gelu_exact" (erf) or "relu".
+    The feed-forward networks here and the models' heads (``head_activation``) share it."""
+    if activation == "relu":
+        return F.relu(h)
+    if activation not in ACTIVATIONS:
+        raise ConfigError(f"activate: activation={activation!r}, expected one of {ACTIVATIONS}")
+    return F.gelu(h, approximate="none" if activation == "gelu_exact" else "tanh")
+
+
 class FeedForward(nn.Module):
     """fc1 (C → n_inner) → activation → fc2 (n_inner → C) → dropout. ``bias=False`` for T5.
     ``init_std`` = 0.02 gives the GPT-2/BERT init (default: PyTorch's)."""
@@ -33,11 +43,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout, rng=rng if dropout > 0 else None)
 
     def forward(self, x):
-        h = self.fc1(x)                                        # (B, T, n_inner)
-        if self.activation == "relu":
-            h = F.relu(h)
-        else:                                                  # tanh form, or the exact erf form
-            h = F.gelu(h, approximate="none" if self.activation == "gelu_exact" else "tanh")
+        h = activate(self.fc1(x), self.activation)             # (B, T, n_inner)
         return self.dropout(self.fc2(h))                       # (B, T, C)
 
     def extra_repr(self):
@@ -58,9 +64,5 @@ class GatedFeedForward(FeedForward):
         self.fc_lin = nn.Linear(n_embd, n_inner, bias=bias, rng=rng, init_std=init_std)
 
     def forward(self, x):
-        h = self.fc1(x)                                        # (B, T, n_inner)
-        if self.activation == "relu":
-            h = F.relu(h)
-        else:
-            h = F.gelu(h, approximate="none" if self.activation == "gelu_exact" else "tanh")
+        h = activate(self.fc1(x), self.activation)             # (B, T, n_inner)
         return self.dropout(self.fc2(h * self.fc_lin(x)))      # (B, T, C)

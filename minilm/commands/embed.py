@@ -5,10 +5,11 @@
   table on stdout and a PNG plot (``--out``). Without a checkpoint a small BERT is pre-trained first.
 * ``minilm embed --static DIR``: the same on a Hugging Face encoder folder — BERT (e.g.
   all-MiniLM-L6-v2), RoBERTa, DistilBERT, ELECTRA, DeBERTa — with its own tokenizer
-  (``minilm/pretrained/static_words.py``); a BERT folder with ``vocab.txt`` is followed by the cosine
+  (``minilm/pretrained/static_words.py``); a BERT folder is followed by the cosine
   between ``pooler_output`` and h[CLS] on a few sentences (docs/pretrained.md). ``--words english`` scores
   rarer English words of several WordPieces instead, where the subword pooling f matters.
-* ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained folder, the recipe of
+* ``minilm embed DIR TEXT...``: sentence embeddings from a pretrained BERT folder (its tokenizer from
+  ``vocab.txt``, else ``tokenizer.json``, which is all transformers 5 saves), the recipe of
   sentence-transformers for all-MiniLM-L6-v2 (``minilm/pretrained/sentence.py``): mean of the last
   hidden states over the real tokens, scaled to unit length, so cosine similarity is a dot product,
   which the text output prints for every pair. ``--json`` prints ``{"tokens": [[...], ...],
@@ -37,7 +38,8 @@ def register(sub):
                                    "folder DIR (bert, roberta, distilbert, electra, deberta).")
     add_common(p)
     p.add_argument("model_dir", nargs="?", metavar="DIR",
-                   help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt); with --static, "
+                   help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt or tokenizer.json); "
+                        "with --static, "
                         "any encoder folder (bert, roberta, distilbert, electra, deberta) whose static word vectors "
                         "are scored")
     p.add_argument("texts", nargs="*", help="texts to embed with MODEL_DIR")

@@ -13,7 +13,8 @@ sees only its last ``block_size`` tokens.
 ``minilm generate --hf DIR --prompt TEXT``: the same rules on a Hugging Face GPT-2, T5 or BART folder
 (``minilm/pretrained/generate.py``). For T5 and BART the prompt is the encoder's input and the
 output is the decoder's text, from the config's ``decoder_start_token_id`` to its ``eos_token_id``;
-``--greedy`` gives transformers' ``generate(do_sample=False, num_beams=1)`` token for token.
+``--greedy`` gives transformers' ``generate(do_sample=False, num_beams=1)`` token for token, with the
+decoding rules of the folder's ``generation_config.json``; a rule minilm does not apply is an error.
 """
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ context the model sees its last block_size tokens. --json prints the completions
 tokenizer.json). GPT-2 continues the prompt; T5 and BART read it with their encoder and write the
 decoder's text, from the config's decoder_start_token_id until its eos_token_id. --greedy equals
 transformers' generate(do_sample=False, num_beams=1, max_new_tokens=N) token for token, with the
-checkpoint's no_repeat_ngram_size / forced_bos_token_id / forced_eos_token_id (generation_config.json)."""
+checkpoint's repetition_penalty / no_repeat_ngram_size / min_length / min_new_tokens /
+forced_bos_token_id / forced_eos_token_id (generation_config.json); any other rule set there that
+would change the tokens (encoder_repetition_penalty, bad_words_ids, suppress_tokens, ...) is an error."""
 
 
 def register(sub):
@@ -151,9 +154,6 @@ def run_hf(args) -> int:
                           "(--temperature / --top-k / --top-p)")
     gen = load_for_generate(args.hf)
     prompt_ids = gen.prompt_ids(args.prompt)
-    if gen.ignored:
-        print(f"generate --hf: {gen.directory}'s generation_config sets {', '.join(gen.ignored)}, which minilm "
-              "does not apply (transformers would)", file=sys.stderr)
     rows = generate_ids(gen, prompt_ids, args.max_new_tokens, greedy=args.greedy,
                         rng=np.random.default_rng(args.seed), temperature=args.temperature, top_k=args.top_k,
                         top_p=args.top_p, num_samples=args.num_samples, stop=not args.no_stop)

@@ -51,6 +51,7 @@ from autograd import Tensor, nn
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import Block, LearnedPositionEmbedding, SegmentEmbedding, padding_mask
 from minilm.blocks.embeddings import embed_inputs
+from minilm.blocks.feedforward import ACTIVATIONS
 
 __all__ = ["BertConfig", "BertEmbeddings", "BertEncoder", "BertPooler", "BertModel"]  # heads: bert_heads.py
 
@@ -68,6 +69,8 @@ class BertConfig:
     layer_norm_eps: float = 1e-12         # BERT's LayerNorm ε (GPT-2 uses 1e-5)
     initializer_range: float = 0.02       # σ of the N(0, σ²) init of every weight matrix and table
     activation: str = "gelu"              # feed-forward: "gelu" (tanh form), "gelu_exact" (erf: HF's "gelu"), "relu"
+    head_activation: str | None = None    # the MLM head's dense → act → LayerNorm; None = activation (RoBERTa
+                                          # checkpoints: "gelu_exact", transformers' RobertaLMHead whatever hidden_act)
     position_offset: int = 0              # RoBERTa: padding_idx + 1 = 2; real tokens read rows offset, offset+1, …
     pad_token_id: int = 0                 # with position_offset > 0 a pad token reads row pad_token_id (RoBERTa: 1)
 
@@ -85,6 +88,9 @@ class BertConfig:
             raise ConfigError(f"BertConfig: n_inner={self.n_inner!r}, expected a positive integer or None")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"BertConfig: dropout={self.dropout}, expected 0 <= dropout < 1")
+        if self.head_activation is not None and self.head_activation not in ACTIVATIONS:
+            raise ConfigError(f"BertConfig: head_activation={self.head_activation!r}, expected None (= activation) "
+                              f"or one of {', '.join(map(repr, ACTIVATIONS))}")
         if self.layer_norm_eps <= 0 or self.initializer_range <= 0:
             raise ConfigError(f"BertConfig: layer_norm_eps={self.layer_norm_eps} and initializer_range="
                               f"{self.initializer_range} must be > 0")

@@ -23,6 +23,8 @@ import autograd.functional as F
 from autograd import Tensor, nn, tasks
 from autograd.errors import ConfigError, ShapeError
 
+from minilm.blocks.feedforward import activate
+
 from .bert import BertConfig, BertModel
 
 # Task 5.2: solutions/task05_bert/mlm_loss.py
@@ -47,17 +49,17 @@ class TiedDecoder(nn.Module):
 
 
 class BertPredictionHeadTransform(nn.Module):
-    """h' = LayerNorm(GELU(dense(h)))   (..., C) → (..., C)."""
+    """h' = LayerNorm(act(dense(h)))   (..., C) → (..., C); act = ``config.head_activation``, else the
+    encoder's ``activation`` (transformers' BertPredictionHeadTransform: ``ACT2FN[config.hidden_act]``)."""
 
     def __init__(self, config: BertConfig, *, rng):
         super().__init__()
         self.dense = nn.Linear(config.n_embd, config.n_embd, rng=rng, init_std=config.initializer_range)
         self.LayerNorm = nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps)
-        # Hugging Face BERTs use the exact (erf) GELU; minilm's own default is the tanh form
-        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
+        self.activation = config.head_activation or config.activation
 
     def forward(self, h: Tensor) -> Tensor:
-        return self.LayerNorm(F.gelu(self.dense(h), approximate=self.approximate))
+        return self.LayerNorm(activate(self.dense(h), self.activation))
 
 
 class BertLMPredictionHead(nn.Module):

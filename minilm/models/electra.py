@@ -4,7 +4,8 @@ Clark et al. 2020, "ELECTRA: Pre-training Text Encoders as Discriminators Rather
 §2 and Figure 2; google-research/electra ``run_pretraining.py``, ``pretrain/pretrain_helpers.py``.
 Two Transformer encoders share one embedding table:
 
-* the **generator** G, a small BERT masked LM (hidden size ``generator_hidden_fraction``·H, FFN 4×,
+* the **generator** G, a small BERT masked LM (hidden size ``generator_hidden_fraction``·H, FFN 4×
+  unless ``generator_inner`` says otherwise,
   heads max(1, hidden // d_head)), reads x with ~15% of the tokens masked and predicts them;
 * the **discriminator** D, the model we keep, reads x̂: x with G's *samples* written into the masked
   positions, and says for every token whether it is original or replaced.
@@ -22,7 +23,9 @@ embeddings (``solutions/task07_electra/loss.py``), Task 7.3 the paper's ablation
 Shapes: the shared embeddings are E wide (``embedding_size``, ELECTRA-Small: 128); when a network's
 hidden size differs, its own ``embeddings_project`` (E → hidden) follows them, and the generator's
 MLM head maps back to E before the tied decoder (dense(H_G → E) → GELU → LayerNorm → ·Eᵀ + b).
-The discriminator head is dense(H) → GELU → dense(1).
+The discriminator head is dense(H) → GELU → dense(1). The replaced-token head's activation is the
+encoders' ``activation``; the MLM heads' is ``head_activation``, else ``activation`` (transformers'
+ElectraDiscriminatorPredictions uses ``hidden_act``, its ElectraGeneratorPredictions the exact GELU).
 
 Tiny models: ELECTRA's rule gives a generator of round(0.25·H) units, which is 16 for H = 64. We
 never go below ``min_generator_hidden`` (8) units — fewer leaves one head of a few dimensions, which
@@ -42,6 +45,7 @@ import autograd.functional as F
 from autograd import Tensor, nn, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import padding_mask
+from minilm.blocks.feedforward import ACTIVATIONS, activate
 from minilm.models.bert import BertConfig, BertEmbeddings, BertEncoder
 from minilm.models.bert_heads import TiedDecoder
 
@@ -73,8 +77,11 @@ class ElectraConfig:
     dropout: float = 0.1                    # BERT's dropout (ELECTRA: 0.1)
     layer_norm_eps: float = 1e-12           # BERT's LayerNorm ε
     initializer_range: float = 0.02         # σ of the N(0, σ²) init
-    activation: str = "gelu"                # encoders and heads: "gelu" (tanh form) or "gelu_exact" (HF's "gelu")
+    activation: str = "gelu"                # encoders: "gelu" (tanh form), "gelu_exact" (HF's "gelu") or "relu"
+    head_activation: str | None = None      # MLM heads' dense → act; None = activation (generator checkpoints:
+                                            # "gelu_exact", transformers' ElectraGeneratorPredictions whatever hidden_act)
     generator_hidden_fraction: float = 0.25 # G = round(fraction·H) (E1 generator_hidden_size; Small release: 1.0)
+    generator_inner: int | None = None      # generator FFN width; None = 4·G (a loaded generator: its intermediate_size)
     generator_layers_fraction: float = 1.0  # generator blocks = round(fraction·n_layer), at least 1
     min_generator_hidden: int = 8           # floor for tiny models (module docstring)
     objective: str = "electra"              # or an ablation: electra15, replace_mlm, all_tokens_mlm (§3.2)
@@ -89,13 +96,17 @@ class ElectraConfig:
 
     def __post_init__(self):
         self.special_ids = tuple(int(i) for i in self.special_ids)  # a JSON round trip gives a list
+        optional = ("generator_inner",) if self.generator_inner is not None else ()   # None: 4·G
         for name in ("vocab_size", "max_position_embeddings", "n_layer", "n_head", "n_embd",
-                     "type_vocab_size", "min_generator_hidden"):
+                     "type_vocab_size", "min_generator_hidden") + optional:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ConfigError(f"ElectraConfig: {name}={value!r}, expected a positive integer")
         if self.n_embd % self.n_head:
             raise ConfigError(f"ElectraConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+        if self.head_activation is not None and self.head_activation not in ACTIVATIONS:
+            raise ConfigError(f"ElectraConfig: head_activation={self.head_activation!r}, expected None (= activation) "
+                              f"or one of {', '.join(map(repr, ACTIVATIONS))}")
         if self.embedding_size is not None and self.embedding_size < 1:
             raise ConfigError(f"ElectraConfig: embedding_size={self.embedding_size!r}, expected >= 1 or None")
         if not 0 < self.generator_hidden_fraction <= 1 or not 0 < self.generator_layers_fraction <= 1:
@@ -145,7 +156,7 @@ class ElectraConfig:
         if part == "generator":
             G = self.generator_hidden
             return BertConfig(n_embd=G, n_head=self.generator_heads, n_layer=self.generator_layers,
-                              n_inner=4 * G, **common)
+                              n_inner=self.generator_inner or 4 * G, **common)
         if part == "discriminator":
             return BertConfig(n_embd=self.n_embd, n_head=self.n_head, n_layer=self.n_layer,
                               n_inner=self.n_inner, **common)
@@ -171,8 +182,8 @@ def _check_inputs(config: ElectraConfig, op: str, input_ids, attention_mask):
 
 
 class ElectraMLMHead(nn.Module):
-    """dense(hidden → E) → GELU → LayerNorm(E) → h·Eᵀ + bias: BERT's MLM head, ending in E wide
-    so that the tied decoder can read it (E4 ``get_masked_lm_output``)."""
+    """dense(hidden → E) → GELU (``head_activation``, else ``activation``) → LayerNorm(E) → h·Eᵀ + bias:
+    BERT's MLM head, ending in E wide so that the tied decoder can read it (E4 ``get_masked_lm_output``)."""
 
     def __init__(self, hidden: int, config: ElectraConfig, word_embeddings: nn.Parameter, *, rng):
         super().__init__()
@@ -181,26 +192,26 @@ class ElectraMLMHead(nn.Module):
         self.LayerNorm = nn.LayerNorm(E, eps=config.layer_norm_eps)
         self.decoder = TiedDecoder(word_embeddings)  # the shared (V, E) table itself
         self.bias = nn.Parameter(np.zeros(config.vocab_size), dtype=word_embeddings.dtype)
-        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
+        self.activation = config.head_activation or config.activation
 
     def forward(self, h: Tensor) -> Tensor:
-        h = F.gelu(self.dense(h), approximate=self.approximate)
+        h = activate(self.dense(h), self.activation)
         return self.decoder(self.LayerNorm(h)) + self.bias  # (B, T, V)
 
 
 class ElectraDiscriminatorHead(nn.Module):
-    """dense(H) → GELU → dense(1): one logit per token, > 0 means "replaced" (E3)."""
+    """dense(H) → GELU (``activation``) → dense(1): one logit per token, > 0 means "replaced" (E3)."""
 
     def __init__(self, config: ElectraConfig, *, rng):
         super().__init__()
         H, std = config.n_embd, config.initializer_range
         self.dense = nn.Linear(H, H, rng=rng, init_std=std)
         self.dense_prediction = nn.Linear(H, 1, rng=rng, init_std=std)
-        self.approximate = "none" if config.activation == "gelu_exact" else "tanh"
+        self.activation = config.activation   # the encoders' (transformers: hidden_act), never head_activation
 
     def forward(self, h: Tensor) -> Tensor:
         B, T, H = h.shape
-        h = F.gelu(self.dense(h), approximate=self.approximate)
+        h = activate(self.dense(h), self.activation)
         return self.dense_prediction(h).reshape(B, T)  # (B, T)
 
 

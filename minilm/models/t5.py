@@ -39,7 +39,7 @@ import numpy as np
 
 from autograd import nn
 from autograd.errors import ConfigError
-from minilm.blocks import Block, MultiHeadAttention, RelativePositionBias
+from minilm.blocks import Block, RelativePositionBias
 from minilm.blocks.feedforward import GatedFeedForward
 
 from .config_checks import check_dropout, check_positive_ints
@@ -131,17 +131,13 @@ class T5Stack(nn.Module):
                                                   max_distance=config.max_distance, init_std=C ** -0.5)
         self.blocks = nn.ModuleList()
         for _ in range(n_layer):
-            block = Block(C, H, config.n_inner, rng=rng, norm="pre", activation="relu",
+            # d_kv: heads of their own width (C → H·d_kv projections; flan-t5-small: 6 × 64 from 512)
+            block = Block(C, H, config.n_inner, rng=rng, norm="pre", activation="relu", head_dim=config.d_kv,
                           dropout=config.dropout, cross_attention=decoder, bias=False, scale=False)
             block.ln1 = RMSNorm(C, config.eps)            # replace the LayerNorms by T5's RMSNorm
             block.ln2 = RMSNorm(C, config.eps)
             if decoder:
                 block.ln_cross = RMSNorm(C, config.eps)
-            if config.d_kv is not None:                  # heads of their own width: C → H·d_kv projections
-                args = dict(rng=rng, dropout=config.dropout, bias=False, scale=False, head_dim=config.d_kv)
-                block.attn = MultiHeadAttention(C, H, **args)
-                if decoder:
-                    block.cross_attn = MultiHeadAttention(C, H, **args)
             if config.ffn == "gated-gelu":               # v1.1: HF's "gated-gelu" is the tanh form (gelu_new)
                 block.mlp = GatedFeedForward(C, config.n_inner or 4 * C, rng=rng, activation="gelu",
                                              dropout=config.dropout, bias=False)

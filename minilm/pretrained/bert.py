@@ -15,6 +15,8 @@ maps to, and any wrong shape is a CheckpointError naming the file and the key.
 
 GELU: transformers' ``hidden_act: "gelu"`` is the exact erf form, which minilm calls
 ``"gelu_exact"``; minilm's own ``"gelu"`` is the tanh form, which transformers calls ``"gelu_new"``.
+The MLM head's activation is ``hidden_act`` too (transformers' ``BertPredictionHeadTransform``), so
+``head_activation`` stays None; the export refuses a model whose head differs from its encoder.
 
 Letters: B batch, T time, C channels, L layers.
 """
@@ -95,6 +97,19 @@ def bert_config_from_hf(config: dict, path) -> BertConfig:
         raise CheckpointError(f"{path}: {e}") from None
 
 
+def check_head_activation(config, hf_head: str, fixed: str | None = None) -> None:
+    """Export: a ConfigError unless transformers' ``hf_head`` computes the model's head activation.
+    That head applies ``fixed`` (RoBERTa's and ELECTRA's generator head: the exact GELU, whatever the
+    config says), else the encoder's activation, the only one a config.json can name."""
+    head = config.head_activation or config.activation
+    want = fixed or config.activation
+    if head != want:
+        rule = f"always {want!r}" if fixed else f"hidden_act, the encoder's {want!r}"
+        raise ConfigError(f"export: this model's head applies {head!r} (head_activation={config.head_activation!r}, "
+                          f"activation={config.activation!r}), but transformers' {hf_head} applies {rule}, so its "
+                          f"logits would differ; only a model built with head_activation={want!r} can be exported")
+
+
 def bert_config_to_hf(config: BertConfig, architecture: str) -> dict:
     """minilm ``BertConfig`` → transformers' ``config.json``."""
     return {"architectures": [architecture], "model_type": "bert", "vocab_size": config.vocab_size,
@@ -150,6 +165,8 @@ def export_bert(model, directory, tokenizer=None):
     the pooler and NSP head) as a Hugging Face folder. The tied decoder weight is not written."""
     from .files import write_folder
     head = isinstance(model, BertForPreTraining)
+    if head:
+        check_head_activation(model.config, "BertPredictionHeadTransform")
     state = model.state_dict()
     outer = "bert." if head else ""   # the same prefix on both sides
     arrays = {outer + theirs: state[outer + ours] for ours, theirs in hf_names(model.config.n_layer).items()}

@@ -4,17 +4,22 @@ All three are BERT's post-LN encoder; what differs is a switch and a name table:
 
 * **RoBERTa** (``RobertaForMaskedLM``) → :class:`~minilm.models.roberta.RobertaForMaskedLM` with
   ``position_offset = padding_idx + 1`` (fairseq's positions start after the pad row; a pad token
-  reads row ``padding_idx``) and the exact GELU. Names: ``roberta.*`` as BERT's, the head
+  reads row ``padding_idx``); ``head_activation="gelu_exact"``: transformers' ``RobertaLMHead`` calls
+  the exact GELU whatever ``hidden_act`` says. Names: ``roberta.*`` as BERT's, the head
   ``lm_head.{dense,layer_norm,bias}``; released files also hold ``roberta.pooler.*`` (unused here).
 * **DistilBERT** (``DistilBertForMaskedLM``; Sanh et al. 2019, §3) → the same class: a BERT without
   segment embeddings (minilm keeps one all-zero segment row), ``transformer.layer.N.attention.
   {q,k,v,out}_lin``, ``sa_layer_norm``, ``ffn.lin{1,2}``, ``output_layer_norm``; the head
-  ``vocab_transform`` → GELU → ``vocab_layer_norm`` → ``vocab_projector`` (tied).
+  ``vocab_transform`` → ``activation`` (the encoder's, as transformers) → ``vocab_layer_norm`` →
+  ``vocab_projector`` (tied).
 * **ELECTRA** (Clark et al. 2020): the discriminator (``ElectraForPreTraining``, head
   ``discriminator_predictions.{dense,dense_prediction}``) → :class:`ElectraDiscriminator`; the
   generator (``ElectraForMaskedLM``, head ``generator_predictions.{dense,LayerNorm}`` +
-  ``generator_lm_head``) → :class:`ElectraGenerator`. Each released checkpoint carries its own copy
-  of the embeddings (``electra.embeddings.*``, and ``electra.embeddings_project.*`` when E ≠ H).
+  ``generator_lm_head``) → :class:`ElectraGenerator`, of any ``intermediate_size`` (``generator_inner``).
+  Each released checkpoint carries its own copy of the embeddings (``electra.embeddings.*``, and
+  ``electra.embeddings_project.*`` when E ≠ H). The discriminator head's activation is ``hidden_act``
+  (transformers' ``ElectraDiscriminatorPredictions``), the generator head's the exact GELU whatever
+  ``hidden_act`` says (``ElectraGeneratorPredictions``: ``get_activation("gelu")``).
 
 Letters: T time, C channels, E embedding size, V vocabulary.
 """
@@ -72,7 +77,8 @@ def load_roberta(directory) -> RobertaForMaskedLM:
             n_embd=config_value(hf, "hidden_size", path), n_inner=config_value(hf, "intermediate_size", path),
             type_vocab_size=config_value(hf, "type_vocab_size", path, default=1), dropout=0.0,
             layer_norm_eps=float(config_value(hf, "layer_norm_eps", path, float, default=1e-5)),
-            activation=_activation(hf, "hidden_act", path), position_offset=pad + 1, pad_token_id=pad)
+            activation=_activation(hf, "hidden_act", path), head_activation="gelu_exact",
+            position_offset=pad + 1, pad_token_id=pad)
     except ConfigError as e:
         raise CheckpointError(f"{path}: {e}") from None
     model = RobertaForMaskedLM(config, rng=np.random.default_rng(0))
@@ -123,9 +129,6 @@ def electra_config_from_hf(hf: dict, path, generator: bool) -> ElectraConfig:
     _check_absolute(hf, path)
     H = config_value(hf, "hidden_size", path)
     inner = config_value(hf, "intermediate_size", path)
-    if generator and inner != 4 * H:
-        raise CheckpointError(f"{path}: a generator with intermediate_size {inner}; minilm's ELECTRA generator "
-                              f"has 4 x hidden_size = {4 * H}")
     V = config_value(hf, "vocab_size", path)
     try:
         return ElectraConfig(
@@ -134,9 +137,10 @@ def electra_config_from_hf(hf: dict, path, generator: bool) -> ElectraConfig:
             n_embd=H, n_inner=inner, embedding_size=config_value(hf, "embedding_size", path, default=H),
             type_vocab_size=config_value(hf, "type_vocab_size", path, default=2), dropout=0.0,
             layer_norm_eps=float(config_value(hf, "layer_norm_eps", path, float, default=1e-12)),
-            activation=_activation(hf, "hidden_act", path),
+            activation=_activation(hf, "hidden_act", path), head_activation="gelu_exact" if generator else None,
             # the generator is the whole checkpoint: its size is the config's, not a fraction of a discriminator
             generator_hidden_fraction=1.0, generator_layers_fraction=1.0, min_generator_hidden=min(8, H),
+            generator_inner=inner if generator else None,
             pad_id=config_value(hf, "pad_token_id", path, default=0), mask_id=min(4, V - 1),
             special_ids=tuple(i for i in (2, 3) if i < V))
     except ConfigError as e:

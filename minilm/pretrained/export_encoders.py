@@ -19,12 +19,14 @@ load with the same logits (the inverse of ``encoders.py``'s name tables, built f
   ``DIR/discriminator`` and ``DIR/generator``, each with its own copy of the embeddings, as the
   released checkpoints are.
 
-One difference cannot be written into a config: transformers' RoBERTa LM head (``RobertaLMHead``)
-and ELECTRA generator head (``ElectraGeneratorPredictions``) always use the exact GELU, while
-minilm's heads use the model's activation. A model trained with the tanh form (minilm's default
-``"gelu"``) therefore gets slightly other logits from transformers (measured on tiny random models:
-3.8e-5 RoBERTa, 1.0e-5 generator; everything else ≤ 1.3e-7); one trained with ``"gelu_exact"``
-(what ``load_pretrained`` gives for the released checkpoints) gets the same (≤ 1e-7).
+The heads: transformers' RoBERTa LM head (``RobertaLMHead``) and ELECTRA generator head
+(``ElectraGeneratorPredictions``) always use the exact GELU; DistilBERT's ``vocab_transform`` and
+ELECTRA's discriminator head use the encoder's activation. No config.json can say otherwise, so a
+model whose head activation (``head_activation``, else ``activation``) differs is refused, naming
+the field to set before training: a RoBERTa or ELECTRA trained with minilm's defaults (the tanh
+``"gelu"`` everywhere) needs ``head_activation="gelu_exact"`` (before, transformers gave such a model
+logits 3.8e-5 / 1.0e-5 away). What ``load_pretrained`` gives for a transformers folder is written back
+as it came.
 
 GELU: minilm's ``"gelu"`` (tanh) is transformers' ``"gelu_new"``; ``"gelu_exact"`` its ``"gelu"``.
 Letters: P positions, C channels, V vocabulary.
@@ -39,7 +41,7 @@ from autograd.errors import ConfigError
 from minilm.models.electra import Electra, ElectraDiscriminator, ElectraGenerator
 from minilm.models.roberta import RobertaForMaskedLM
 
-from .bert import TO_HF_ACT
+from .bert import TO_HF_ACT, check_head_activation
 from .encoders import _embeddings
 from .files import write_folder
 from .mapping import bert_layer_names, pairs
@@ -67,6 +69,7 @@ def is_distilbert_like(model) -> bool:
 
 def export_roberta(model: RobertaForMaskedLM, directory, tokenizer=None) -> Path:
     c, state = model.config, model.state_dict()
+    check_head_activation(c, "RobertaLMHead", fixed="gelu_exact")
     pad = c.pad_token_id if c.position_offset else getattr(tokenizer, "pad_id", None)
     pad = c.pad_token_id if pad is None else pad
     mapping = {**_embeddings("roberta.embeddings", "roberta.embeddings"),
@@ -112,6 +115,7 @@ def export_distilbert(model: RobertaForMaskedLM, directory, tokenizer=None) -> P
         arrays["distilbert.embeddings.position_embeddings.weight"] + segment)     # (P, C)
     if c.activation not in ("gelu_exact", "relu"):
         raise ConfigError(f"export: DistilBERT's activation is 'gelu' (exact) or 'relu', not minilm's {c.activation!r}")
+    check_head_activation(c, "DistilBertForMaskedLM's vocab_transform")
     config = {"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "vocab_size": c.vocab_size,
               "dim": c.n_embd, "n_layers": c.n_layer, "n_heads": c.n_head, "hidden_dim": c.n_inner or 4 * c.n_embd,
               "activation": _hf_act(c.activation), "max_position_embeddings": c.max_position_embeddings,
@@ -141,6 +145,8 @@ def export_electra_part(model, directory, tokenizer=None) -> Path:
     if not generator and (model.head is None or model.lm_head is not None):
         raise ConfigError(f"export: an ELECTRA discriminator trained with objective {c.objective!r}; "
                           "ElectraForPreTraining has the replaced-token head alone ('electra', 'electra15')")
+    if generator:   # the replaced-token head follows the encoders' activation, as transformers' does
+        check_head_activation(c, "ElectraGeneratorPredictions", fixed="gelu_exact")
     mapping = {**_embeddings("embeddings", "electra.embeddings"),
                **bert_layer_names("encoder.layer.", "electra.encoder.layer.", len(model.encoder.layer))}
     if model.embeddings_project is not None:

@@ -12,7 +12,8 @@ or ``vocab.json`` + ``merges.txt``, which the slow classes read):
   WordPiece       BertNormalizer (lower case, accents as the    TemplateProcessing ``[CLS] $A [SEP]``
                   tokenizer's) / BertPreTokenizer / WordPiece   (``$B:1 [SEP]:1`` for a pair)
   byte-level BPE  none / ByteLevel (GPT-2's pattern, no         RobertaProcessing ``<s> $A </s>``;
-                  prefix space) / BPE with the merges           GPT-2: ByteLevel (no special tokens)
+                  prefix space) / BPE with the merges           GPT-2, or no cls / sep token: ByteLevel
+                                                                (no special tokens)
   ==============  ===========================================  ======================================
 
   The special tokens are ``added_tokens`` matched exactly in the raw text (``normalized: false``,
@@ -24,8 +25,9 @@ or ``vocab.json`` + ``merges.txt``, which the slow classes read):
 * ``special_tokens_map.json``: the roles.
 
 A tokenizer read from a ``tokenizer.json`` (``HFTokenizer``) writes that file back; a SentencePiece
-tokenizer its ``.model`` (transformers converts it); a character tokenizer has no transformers
-counterpart and writes its own files only.
+tokenizer its ``.model`` under the name its transformers class reads (``spiece.model``; DeBERTa-v2 /
+v3's ``spm.model``, XLM-R's ``sentencepiece.bpe.model``: ``spm_tokenizer.CLASSES``), which transformers
+converts; a character tokenizer has no transformers counterpart and writes its own files only.
 """
 from __future__ import annotations
 
@@ -72,11 +74,11 @@ def wordpiece_json(tok: WordPieceTokenizer) -> dict:
 
 def bpe_json(tok: ByteLevelBPETokenizer, model_type: str) -> dict:
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    if model_type == "gpt2" or tok.bos_id is None or tok.eos_id is None:
+    if model_type == "gpt2" or tok.cls_id is None or tok.sep_id is None:
         post = {**byte_level, "trim_offsets": False}           # GPT-2: no special tokens around the text
-    else:
-        post = {"type": "RobertaProcessing", "sep": [tok.roles["eos_token"], tok.eos_id],
-                "cls": [tok.roles["bos_token"], tok.bos_id], "trim_offsets": True, "add_prefix_space": False}
+    else:                                                       # as ByteLevelBPETokenizer.build_inputs
+        post = {"type": "RobertaProcessing", "sep": [tok.roles["sep_token"], tok.sep_id],
+                "cls": [tok.roles["cls_token"], tok.cls_id], "trim_offsets": True, "add_prefix_space": False}
     return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": _added_tokens(tok),
             "normalizer": None, "pre_tokenizer": byte_level, "post_processor": post, "decoder": byte_level,
             "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
@@ -86,7 +88,7 @@ def bpe_json(tok: ByteLevelBPETokenizer, model_type: str) -> dict:
 
 def tokenizer_config(tok, model_type: str, kind: str) -> dict:
     config = {"tokenizer_class": CLASSES.get((model_type, kind), "PreTrainedTokenizerFast"), **tok.roles,
-              "clean_up_tokenization_spaces": False}
+              "clean_up_tokenization_spaces": bool(getattr(tok, "clean_up_tokenization_spaces", False))}
     extra = [t for t in tok.special_tokens if t not in tok.roles.values()]
     if extra:
         config["additional_special_tokens"] = extra
@@ -94,6 +96,7 @@ def tokenizer_config(tok, model_type: str, kind: str) -> dict:
         config.update(do_lower_case=tok.do_lower_case, strip_accents=tok.strip_accents, tokenize_chinese_chars=True)
     else:
         config.update(add_prefix_space=False, trim_offsets=True)
+        config.update({k: True for k in ("add_bos_token", "add_eos_token") if getattr(tok, k, False)})
     return config
 
 

@@ -3,11 +3,12 @@
 
 Shared by the family loaders and exporters. A ``pytorch_model.bin`` is refused: it is a pickle,
 and unpickling a file runs whatever code it names. The message says how to convert it on a machine
-that has PyTorch (``CONVERT_HINT``).
+that has PyTorch (``CONVERT_HINT``; ``convert_hint(DIR)`` fills in the folder).
 """
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +20,25 @@ WEIGHTS = "model.safetensors"
 INDEX = "model.safetensors.index.json"   # a sharded checkpoint's weight map (weights.py)
 CONFIG = "config.json"
 
+# DIR: the folder (convert_hint fills it in, quoted for the shell). .clone(): a tied decoder shares its
+# memory with the word embeddings, which save_file refuses. The class config.json names under
+# "architectures" is the one that saved the file, so it keeps every head (AutoModel would drop the MLM head).
 CONVERT_HINT = (
-    "it is a pickle, which minilm never loads (unpickling runs code from the file). Convert it once "
+    "it is a pickle, which minilm never loads (unpickling runs code from the file). Convert it once, "
     "on a machine with PyTorch:\n"
-    "    python -c \"import torch, safetensors.torch as st; "
-    "sd = torch.load('DIR/pytorch_model.bin', weights_only=True); "
-    "st.save_file({k: v.contiguous() for k, v in sd.items()}, 'DIR/model.safetensors', {'format': 'pt'})\"\n"
-    "(or: transformers' AutoModel.from_pretrained(DIR).save_pretrained(DIR, safe_serialization=True))")
+    "    python -c \"import sys, torch, safetensors.torch as st; d = sys.argv[1]; "
+    "sd = torch.load(d + '/pytorch_model.bin', weights_only=True); "
+    "st.save_file({k: v.clone().contiguous() for k, v in sd.items()}, d + '/model.safetensors', "
+    "{'format': 'pt'})\" DIR\n"
+    "or with transformers, through the class config.json names (which keeps the checkpoint's heads):\n"
+    "    python -c \"import sys, json, transformers as tf; d = sys.argv[1]; "
+    "name = json.load(open(d + '/config.json'))['architectures'][0]; "
+    "getattr(tf, name).from_pretrained(d).save_pretrained(d)\" DIR")
+
+
+def convert_hint(directory) -> str:
+    """:data:`CONVERT_HINT` for ``directory``: its commands run as printed (the path quoted for a POSIX shell)."""
+    return CONVERT_HINT.replace('" DIR', '" ' + shlex.quote(str(directory)))
 
 
 def read_config(directory) -> dict:

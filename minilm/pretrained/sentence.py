@@ -27,6 +27,7 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import CheckpointError
 from minilm.tokenizers import WordPieceTokenizer
+from minilm.tokenizers.hf_json import load_hf_tokenizer
 
 from .bert import load_bert_model
 
@@ -45,7 +46,8 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
 @dataclass
 class PretrainedBert:
     """What :func:`load_bert` returns. ``model``: BertModel, or BertForPreTraining when the folder
-    has an MLM head; ``tokenizer``: WordPieceTokenizer from vocab.txt (None without one);
+    has an MLM head; ``tokenizer``: WordPieceTokenizer from vocab.txt, else the HFTokenizer of
+    tokenizer.json (what transformers 5 writes), None without either;
     ``missing``: optional parts the file lacked ("pooler.", "cls.seq_relationship.")."""
 
     model: object
@@ -63,7 +65,8 @@ class PretrainedBert:
     def tokenize(self, texts) -> list[list[str]]:
         """Each text as its tokens with [CLS] … [SEP], cut to ``max_seq_length``."""
         if self.tokenizer is None:
-            raise CheckpointError("PretrainedBert.tokenize: this folder has no vocab.txt, so no tokenizer")
+            raise CheckpointError("PretrainedBert.tokenize: this folder has no vocab.txt or tokenizer.json, so no "
+                                  "tokenizer")
         tok = self.tokenizer
         if tok.cls_id is None or tok.sep_id is None:
             raise CheckpointError(f"PretrainedBert.tokenize: the vocabulary has no [CLS]/[SEP] roles ({tok.roles})")
@@ -109,15 +112,19 @@ class PretrainedBert:
 
 
 def load_bert(directory) -> PretrainedBert:
-    """Load a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt) into minilm.
+    """Load a Hugging Face BERT folder (config.json, model.safetensors, and vocab.txt or tokenizer.json)
+    into minilm.
 
-    Every weight is mapped by the table in ``minilm/models/bert.py``; the tokenizer follows the
-    folder's lower-casing and accent stripping. Raises CheckpointError naming the file and key."""
+    Every weight is mapped by the table in ``minilm/models/bert.py``; the tokenizer is ``vocab.txt``'s,
+    following the folder's lower-casing and accent stripping, else ``tokenizer.json``'s (a folder
+    saved by transformers 5 has only that). Raises CheckpointError naming the file and key."""
     directory = Path(directory)
     model, config, hf_config, missing = load_bert_model(directory)
-    tokenizer = WordPieceTokenizer.load(directory) if (directory / "vocab.txt").is_file() else None
+    source = next((f for f in ("vocab.txt", "tokenizer.json") if (directory / f).is_file()), None)
+    tokenizer = (WordPieceTokenizer.load(directory) if source == "vocab.txt" else
+                 load_hf_tokenizer(directory) if source else None)
     if tokenizer is not None and tokenizer.vocab_size > config.vocab_size:
-        raise CheckpointError(f"{directory / 'vocab.txt'}: {tokenizer.vocab_size} tokens, but config.json "
+        raise CheckpointError(f"{directory / source}: {tokenizer.vocab_size} tokens, but config.json "
                               f"has vocab_size={config.vocab_size}")
     max_len = config.max_position_embeddings
     st = directory / "sentence_bert_config.json"

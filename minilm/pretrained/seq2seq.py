@@ -30,7 +30,7 @@ from minilm.models.t5 import T5, T5Config
 from .bert import HF_ACT
 from .files import CONFIG, config_value, read_config
 from .mapping import load_mapped, pairs
-from .weights import read_weights
+from .weights import read_weights, with_prefix
 
 ATTN = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "out_proj": "out_proj"}
 # keys that transformers' classes skip on load (``_keys_to_ignore_on_load_unexpected``): fairseq's
@@ -74,6 +74,7 @@ def load_bart(directory) -> Bart:
         raise CheckpointError(f"{path}: {e}") from None
     model = Bart(config, rng=np.random.default_rng(0))
     arrays, weights = read_weights(directory)
+    arrays = with_prefix(arrays, "model.")
     mapping = bart_names(config)
     if "final_logits_bias" in arrays:
         arrays = {**arrays, "final_logits_bias": arrays["final_logits_bias"].reshape(-1)}   # (1, V) → (V,)

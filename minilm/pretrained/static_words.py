@@ -4,7 +4,7 @@
 ``minilm embed --static DIR`` runs ``minilm.downstream.static.static_report`` (Bommasani, Davis & Cardie
 2020; the slots of Task 11.1) on the encoder of ``load_bert(DIR)`` with the folder's own
 WordPiece vocabulary. Any other encoder that ``load_pretrained`` reads — RoBERTa, DistilBERT, the
-ELECTRA discriminator or generator, DeBERTa, a BERT folder with ``tokenizer.json`` only — goes through
+ELECTRA discriminator or generator, DeBERTa — goes through
 :func:`load_static_encoder`: its L + 1 hidden states come from ``minilm.pretrained.inspect.hidden_states``
 (transformers' ``output_hidden_states``), and each word is tokenized as it appears inside a
 sentence, ``" " + word``: byte-level BPE then gives its ``Ġ`` pieces (``Ġarm adillo``), the ones the
@@ -76,11 +76,12 @@ POOLER_TEXTS = (
 
 def load_static_bert(directory) -> tuple[PretrainedBert, object, object]:
     """``(pretrained, bert, tokenizer)`` for static vectors: the loaded folder, its encoder (a
-    ``BertModel`` in eval mode) and its WordPiece tokenizer. A folder without ``vocab.txt`` or
-    without [CLS]/[SEP]/[PAD] in its vocabulary is a CheckpointError: static vectors need them."""
-    if not (Path(directory) / "vocab.txt").is_file():   # checked before reading the weights
-        raise CheckpointError(f"embed --static: {directory} has no vocab.txt; static word vectors need the "
-                              "folder's tokenizer")
+    ``BertModel`` in eval mode) and its WordPiece tokenizer (``vocab.txt``, else ``tokenizer.json``). A
+    folder with neither, or without [CLS]/[SEP]/[PAD] in its vocabulary, is a CheckpointError: static
+    vectors need them."""
+    if not any((Path(directory) / f).is_file() for f in ("vocab.txt", "tokenizer.json")):   # before the weights
+        raise CheckpointError(f"embed --static: {directory} has no vocab.txt or tokenizer.json; static word "
+                              "vectors need the folder's tokenizer")
     pretrained = load_bert(directory)
     tok = pretrained.tokenizer
     absent = [name for name, i in (("[CLS]", tok.cls_id), ("[SEP]", tok.sep_id), ("[PAD]", tok.pad_id))
@@ -137,12 +138,12 @@ class EncoderStates:
 
 def load_static_encoder(directory) -> tuple[PretrainedBert | None, object, object]:
     """``(pretrained or None, encoder, tokenizer)`` for ``static_report`` from any encoder folder.
-    A BERT folder with ``vocab.txt`` takes :func:`load_static_bert` (``pretrained`` is then its
-    PretrainedBert, for the pooler demonstration); every other encoder is wrapped in
+    A BERT folder takes :func:`load_static_bert` (``pretrained`` is then its PretrainedBert, for the
+    pooler demonstration); every other encoder is wrapped in
     :class:`EncoderStates` and :class:`WordTokenizer`. GPT-2, T5 and BART are a ConfigError."""
     directory = Path(directory)
     kind = config_value(read_config(directory), "model_type", directory / CONFIG, str)
-    if kind == "bert" and (directory / "vocab.txt").is_file():
+    if kind == "bert":
         return load_static_bert(directory)
     if kind in ("gpt2", "t5", "bart"):
         raise ConfigError(f"embed --static: {directory} is a {kind} (model_type {kind!r}); static word vectors "

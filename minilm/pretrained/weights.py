@@ -16,8 +16,8 @@ Every loader reads a folder's tensors through :func:`read_weights`, which looks 
    missing tensor become a freshly initialised one, every promise of the index is checked: a shard
    that is missing, truncated or not safetensors, a tensor its shard does not hold, a tensor in two
    shards and an index that is not JSON are CheckpointErrors naming the file;
-3. neither: a ``pytorch_model.bin`` is refused with the command that converts it
-   (``files.CONVERT_HINT``), anything else with an error naming both file names.
+3. neither: a ``pytorch_model.bin`` is refused with the commands that convert it, for this folder
+   (``files.convert_hint``), anything else with an error naming both file names.
 
 Legacy names. The original BERT files (bert-base-cased and its kin, converted from TensorFlow)
 call a LayerNorm's scale and shift ``gamma`` and ``beta``. transformers renames them on load for
@@ -37,7 +37,7 @@ import numpy as np
 
 from autograd.errors import CheckpointError
 
-from .files import CONVERT_HINT, INDEX, WEIGHTS
+from .files import INDEX, WEIGHTS, convert_hint
 from .safetensors_file import read_safetensors
 
 # legacy suffix → transformers' name (conversion_mapping.py, "legacy")
@@ -56,7 +56,8 @@ def read_weights(directory) -> tuple[dict[str, np.ndarray], Path]:
     else:
         pickles = sorted(p.name for p in directory.glob("*.bin"))
         if pickles:
-            raise CheckpointError(f"{directory / pickles[0]}: found, but no {WEIGHTS} nor {INDEX}; " + CONVERT_HINT)
+            raise CheckpointError(f"{directory / pickles[0]}: found, but no {WEIGHTS} nor {INDEX}; "
+                                  + convert_hint(directory))
         raise CheckpointError(f"{single}: missing, and so is {INDEX}; expected the weights as one {WEIGHTS} "
                               f"or as {INDEX} + the shards it names")
     return current_names(arrays, path), path
@@ -122,3 +123,12 @@ def current_names(arrays: dict, path) -> dict:
                                   "name of one parameter")
         out[new], source[new] = value, key
     return out
+
+
+def with_prefix(arrays: dict, prefix: str) -> dict:
+    """The names of a head model's file: a base model's save (facebook/bart-base is a ``BartModel``)
+    holds ``shared.weight`` where ``BartForConditionalGeneration`` holds ``model.shared.weight``;
+    transformers adds its ``base_model_prefix`` on load, and so does this."""
+    if any(k.startswith(prefix) for k in arrays):
+        return arrays
+    return {prefix + k: v for k, v in arrays.items()}

@@ -241,3 +241,12 @@ class BaseTokenizer:
                 else:
                     roles[role] = config[role]
         return roles
+
+
+def json_key(path, key: str) -> str:
+    """``key`` of the JSON object in ``path`` as a string ("" if the file, the object or the key is missing)."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8")).get(key, "")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""

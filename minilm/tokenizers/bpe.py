@@ -18,7 +18,16 @@ UTF-8 (e.g. half of a multi-byte character) gives U+FFFD for the bad bytes (``er
 
 Files: ``vocab.json`` (token → id), ``merges.txt`` (GPT-2 format: a ``#version: 0.2`` header, then
 one merge ``left right`` per line, line k = rank k) and ``tokenizer_config.json`` (the roles of the
-special tokens). :meth:`ByteLevelBPETokenizer.load` also reads Hugging Face GPT-2 / RoBERTa folders.
+special tokens). :meth:`ByteLevelBPETokenizer.load` also reads Hugging Face GPT-2 / RoBERTa / BART /
+DeBERTa folders, with what transformers' class of the family (``tokenizer_class``, else
+``config.json``'s ``model_type``) has by default: its special tokens where the config names none
+(GPT-2's ``<|endoftext|>`` as bos, eos and unk; DeBERTa's ``[CLS]`` …). Their mask token keeps the
+space before it: transformers 5 builds these classes from ``vocab.json`` + ``merges.txt`` without
+``lstrip`` (roberta-base's ``<mask>`` takes it because its ``tokenizer.json`` says so: ``hf_json.py``).
+
+``add_special_tokens`` lays a sequence out as transformers does: ``<s> A </s>`` (RoBERTa, BART: a
+tokenizer with a cls and a sep token), else GPT-2's ``A`` — nothing added, unless
+``add_bos_token`` / ``add_eos_token`` (``tokenizer_config.json``) put ``<|endoftext|>`` around it.
 """
 from __future__ import annotations
 
@@ -29,7 +38,7 @@ from pathlib import Path
 from autograd import tasks
 from autograd.errors import ConfigError, TokenizerError
 
-from .base import BaseTokenizer
+from .base import BaseTokenizer, json_key
 from .char import read_vocab_json
 from .pretokenize import gpt2_pretokenize
 
@@ -40,8 +49,12 @@ train_merges = tasks.bind("task06_roberta.bpe", "train_merges")  # Task 6.2: sam
 ROBERTA_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 ROBERTA_ROLES = {"bos_token": "<s>", "cls_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>",
                  "sep_token": "</s>", "unk_token": "<unk>", "mask_token": "<mask>"}
+GPT2_ROLES = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
+DEBERTA_ROLES = {"bos_token": "[CLS]", "cls_token": "[CLS]", "eos_token": "[SEP]", "sep_token": "[SEP]",
+                 "unk_token": "[UNK]", "pad_token": "[PAD]", "mask_token": "[MASK]"}
+FAMILY_ROLES = {"gpt2": GPT2_ROLES, "roberta": ROBERTA_ROLES, "bart": ROBERTA_ROLES, "deberta": DEBERTA_ROLES}
 HF_CLASSES = ("ByteLevelBPETokenizer", "RobertaTokenizer", "RobertaTokenizerFast", "GPT2Tokenizer",
-              "GPT2TokenizerFast", "BartTokenizer", "BartTokenizerFast")
+              "GPT2TokenizerFast", "BartTokenizer", "BartTokenizerFast", "DebertaTokenizer", "DebertaTokenizerFast")
 MERGES_HEADER = "#version: 0.2"
 CACHE_LIMIT = 100_000  # pre-tokens remembered by one tokenizer (the cache is cleared when full)
 
@@ -50,7 +63,8 @@ class ByteLevelBPETokenizer(BaseTokenizer):
     """Byte-level BPE over ``vocab`` (a token list in id order, or a token → id dict) and
     ``merges`` (pairs, rank = position). Usually made by :meth:`train` or :meth:`load`."""
 
-    def __init__(self, vocab, merges, *, roles: dict[str, str] | None = None, additional_special_tokens=()):
+    def __init__(self, vocab, merges, *, roles: dict[str, str] | None = None, additional_special_tokens=(),
+                 add_bos_token: bool = False, add_eos_token: bool = False):
         if isinstance(vocab, dict):
             vocab = [tok for tok, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
         vocab = list(vocab)
@@ -66,6 +80,7 @@ class ByteLevelBPETokenizer(BaseTokenizer):
         self.byte_encoder = bytes_to_unicode()  # byte (0..255) -> printable character
         self.byte_decoder = {c: b for b, c in self.byte_encoder.items()}
         self._cache: dict[str, list[str]] = {}
+        self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)   # GPT-2's layout only
 
     def __repr__(self) -> str:
         return f"ByteLevelBPETokenizer(vocab_size={self.vocab_size}, merges={len(self.merges)})"
@@ -113,15 +128,19 @@ class ByteLevelBPETokenizer(BaseTokenizer):
         return "".join(out)
 
     def build_inputs(self, ids_a, ids_b=None) -> tuple[list[int], list[int]]:
-        """RoBERTa layout: ``<s> A </s>`` or ``<s> A </s></s> B </s>``; segment ids all 0
-        (RoBERTa has no segment embedding to speak of: one type)."""
-        if self.bos_id is None or self.eos_id is None:
-            raise TokenizerError("ByteLevelBPETokenizer: adding special tokens needs a bos_token and an "
-                                 f"eos_token; this vocabulary has roles {sorted(self.roles)}")
-        ids = [self.bos_id, *ids_a, self.eos_id]
-        if ids_b is not None:
-            ids += [self.eos_id, *ids_b, self.eos_id]
-        return ids, [0] * len(ids)
+        """RoBERTa layout: ``<s> A </s>`` or ``<s> A </s></s> B </s>``, segment ids all 0 (RoBERTa has
+        no segment embedding to speak of: one type). Without a cls and a sep token, GPT-2's: ``A`` or
+        ``A B`` (segments 0 and 1), each with bos / eos in front / behind only if ``add_bos_token`` /
+        ``add_eos_token`` (transformers' GPT2Tokenizer, ``update_post_processor``)."""
+        if self.cls_id is not None and self.sep_id is not None:
+            ids = [self.cls_id, *ids_a, self.sep_id]
+            if ids_b is not None:
+                ids += [self.sep_id, *ids_b, self.sep_id]
+            return ids, [0] * len(ids)
+        bos = [self.bos_id] if self.add_bos_token and self.bos_id is not None else []
+        eos = [self.eos_id] if self.add_eos_token and self.eos_id is not None else []
+        first, second = bos + list(ids_a) + eos, [] if ids_b is None else bos + list(ids_b) + eos
+        return first + second, [0] * len(first) + [1] * len(second)
 
     # ---- training ----------------------------------------------------------------------------
     @classmethod
@@ -178,13 +197,17 @@ class ByteLevelBPETokenizer(BaseTokenizer):
 
     @classmethod
     def load(cls, directory) -> "ByteLevelBPETokenizer":
-        """Read what :meth:`save` wrote, or a Hugging Face GPT-2 / RoBERTa tokenizer folder."""
+        """Read what :meth:`save` wrote, or a Hugging Face GPT-2 / RoBERTa tokenizer folder (the roles
+        its config names, else its class's: GPT-2's when the class or ``config.json`` says so)."""
         directory = Path(directory)
         config = cls.read_config(directory, HF_CLASSES)
         vocab = read_vocab_json(directory / "vocab.json")
-        roles = cls.roles_from_config(config, ROBERTA_ROLES, vocab)
+        kind = config.get("tokenizer_class") or json_key(directory / "config.json", "model_type")
+        defaults = FAMILY_ROLES.get(kind.lower().removesuffix("tokenizerfast").removesuffix("tokenizer"), ROBERTA_ROLES)
+        roles = cls.roles_from_config(config, defaults, vocab)
         extra = [t for t in config.get("additional_special_tokens") or [] if t in vocab]
-        return cls(vocab, read_merges(directory / "merges.txt"), roles=roles, additional_special_tokens=extra)
+        return cls(vocab, read_merges(directory / "merges.txt"), roles=roles, additional_special_tokens=extra,
+                   add_bos_token=bool(config.get("add_bos_token")), add_eos_token=bool(config.get("add_eos_token")))
 
 
 def read_merges(path) -> list[tuple[str, str]]:

@@ -16,6 +16,10 @@ pipeline"), which :class:`HFTokenizer` runs in the same order:
 4. **post-processor**: ``TemplateProcessing``, ``RobertaProcessing``, ``BertProcessing``, ``ByteLevel``
    (no change to the ids), or a Sequence: where ``[CLS]``/``<s>``/``</s>`` go.
 
+``decode`` runs the file's **decoder** (WordPiece, Metaspace, ByteLevel: ``decoders.py``) and then, when
+``tokenizer_config.json`` sets ``clean_up_tokenization_spaces``, transformers' clean-up: the text
+transformers 5's ``decode`` gives.
+
 Anything else in the file is a TokenizerError naming the component, never a silent difference.
 ``load_hf_tokenizer(DIR)`` picks ``tokenizer.json``, else ``vocab.txt`` / ``vocab.json`` + ``merges.txt``.
 """
@@ -30,6 +34,7 @@ from autograd.errors import TokenizerError
 
 from .base import ROLES, BaseTokenizer
 from .bpe import ByteLevelBPETokenizer
+from .decoders import clean_up_tokenization, run_decoder
 from .precompiled import PrecompiledCharsmap
 from .unigram import unigram_segment
 from .wordpiece import WordPieceTokenizer
@@ -109,6 +114,7 @@ class HFTokenizer(BaseTokenizer):
         roles = {r: t for r, t in roles.items() if t in present}
         specials = [t["content"] for t in added if t.get("special")]
         super().__init__(tokens, roles=roles, special_tokens=specials)
+        self._skipped = {table[t] for t in specials}       # what decode(skip_special_tokens=True) leaves out
         # every added token is cut out whole, special or not (a non-special one that asks to be
         # matched after normalisation is matched on the raw text here: the same for the files we read)
         self.added = sorted(added, key=lambda t: -len(t["content"]))
@@ -202,10 +208,22 @@ class HFTokenizer(BaseTokenizer):
                 out.extend(unigram_segment(piece, self.scores, unk_token=unk))
         return out
 
+    # ---- ids → text ----------------------------------------------------------------------------
     def _tokens_to_text(self, tokens: list[str]) -> str:
-        if self.kind == "Unigram":
-            return "".join(tokens).replace(self.meta_char, " ").strip()
-        return self.inner._tokens_to_text(tokens)
+        byte_level = self.inner._tokens_to_text if self.kind == "BPE" else None
+        return run_decoder(self.spec.get("decoder"), tokens, byte_level, self.path)
+
+    def decode(self, ids, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool | None = None) -> str:
+        """What transformers 5's ``decode`` gives: the tokens of ``ids`` (without the special added tokens
+        if asked) through the file's decoder, then transformers' clean-up if ``clean_up_tokenization_spaces``
+        (None: as ``tokenizer_config.json`` says, else False) and the model is not BPE, which
+        transformers 5 never cleans up."""
+        ids = [i for i in self._check_ids(ids, "decode") if not (skip_special_tokens and i in self._skipped)]
+        text = self._tokens_to_text([self._id_to_token[i] for i in ids])
+        if clean_up_tokenization_spaces is None:
+            clean_up_tokenization_spaces = bool(self.config.get("clean_up_tokenization_spaces", False))
+        bpe_too = self.config.get("clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output")
+        return clean_up_tokenization(text) if clean_up_tokenization_spaces and (self.kind != "BPE" or bpe_too) else text
 
     # ---- the post-processor ------------------------------------------------------------------
     def build_inputs(self, ids_a, ids_b=None) -> tuple[list[int], list[int]]:

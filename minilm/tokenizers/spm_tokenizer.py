@@ -12,20 +12,23 @@ user-defined pieces, BPE by merging the adjacent pair whose union is the piece o
 ``bpe_merge``); (3) an unknown character is the unknown piece (consecutive ones fused into one), or
 its UTF-8 bytes ``<0x..>`` with ``byte_fallback``. Special-token strings (``</s>``, ``<extra_id_0>``)
 are cut out of the text first, as transformers does (``sentencepiece`` itself would spell them out).
+What the transformers class of the family adds (layout, file name, special tokens, ALBERT's and
+XLNet's preprocessing, DeBERTa-v2's normaliser, the Metaspace decoder) is in ``spm_families.py``.
 """
 from __future__ import annotations
 
-import json
-import unicodedata
 from pathlib import Path
 
 from autograd.errors import TokenizerError
 
-from .base import BaseTokenizer
+from .base import BaseTokenizer, json_key
 from .bpe import bpe_merge
+from .decoders import metaspace_chain
 from .precompiled import PrecompiledCharsmap
 from .sentencepiece_model import (BYTE, MAX_MODEL_BYTES, NORMAL, UNUSED, USER_DEFINED, SentencePieceModel,
                                   parse_model)
+from .spm_families import (APPEND_ORDER, CLASSES, LAYOUT_CLASS, LAYOUT_ROLES, deberta_v2_normalizer,
+                           family_class, preprocessor)
 from .unigram import unigram_segment
 
 SPACE = "\u2581"                   # ▁, SentencePiece's visible space
@@ -109,18 +112,6 @@ class SentencePieceNormalizer:
 
 # ---- the tokenizer -----------------------------------------------------------------------------
 
-# How transformers lays out one sequence / a pair around the pieces, by tokenizer class or model_type:
-# "t5": A </s> (B </s>); "cls_sep": [CLS] A [SEP] (B [SEP]); "xlnet": A <sep> (B <sep>) <cls>;
-# "fairseq": <s> A </s> (</s> B </s>) with fairseq's four tokens in front of the pieces (XLM-R).
-LAYOUTS = {"T5Tokenizer": "t5", "AlbertTokenizer": "cls_sep", "DebertaV2Tokenizer": "cls_sep",
-           "XLNetTokenizer": "xlnet", "XLMRobertaTokenizer": "fairseq",
-           "t5": "t5", "mt5": "t5", "umt5": "t5", "albert": "cls_sep", "deberta-v2": "cls_sep", "xlnet": "xlnet",
-           "xlm-roberta": "fairseq"}
-LAYOUT_CLASS = {"t5": "T5Tokenizer", "cls_sep": "DebertaV2Tokenizer", "xlnet": "XLNetTokenizer",
-                "fairseq": "XLMRobertaTokenizer"}
-LAYOUT_ROLES = {"cls_sep": {"cls_token": "[CLS]", "sep_token": "[SEP]", "mask_token": "[MASK]"},
-                "xlnet": {"cls_token": "<cls>", "sep_token": "<sep>", "mask_token": "<mask>"},
-                "fairseq": {"cls_token": "<s>", "sep_token": "</s>", "mask_token": "<mask>"}}
 FAIRSEQ_HEAD = ["<s>", "<pad>", "</s>", "<unk>"]
 
 
@@ -135,6 +126,9 @@ class SentencePieceTokenizer(BaseTokenizer):
             raise TokenizerError(f"{where}: a {model.model_type} model{' with byte_fallback' * model.byte_fallback}"
                                  "; minilm reads unigram (without byte_fallback) and bpe models")
         self.model, self.layout, self.raw, self.where = model, layout, raw, where
+        self.tokenizer_class = family_class(kind) or LAYOUT_CLASS.get(layout, "SentencePieceTokenizer")
+        self.options = {k: v for k, v in config.items() if k not in (*APPEND_ORDER, "tokenizer_class",
+                                                                     "additional_special_tokens")}
         pieces = [p for p, _, _ in model.pieces]
         tokens = pieces
         if layout == "fairseq":      # fairseq's dictionary: four tokens, then piece k at id k + 1 (k >= 3)
@@ -152,6 +146,9 @@ class SentencePieceTokenizer(BaseTokenizer):
         defaults.update(LAYOUT_ROLES.get(layout, {}))
         if layout == "fairseq":
             defaults.update(bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
+        wanted = {**defaults, **{r: config[r] for r in APPEND_ORDER if r in config}}
+        tokens = tokens + list(dict.fromkeys(wanted[r] for r in APPEND_ORDER      # DeBERTa-v3's [MASK]: after
+                                             if wanted.get(r) and wanted[r] not in set(tokens)))   # the pieces
         roles = self.roles_from_config(config, defaults, set(tokens))
         kinds = {p: k for p, _, k in model.pieces}
         self.user_defined = [p for p, k in kinds.items() if k == USER_DEFINED]
@@ -163,8 +160,9 @@ class SentencePieceTokenizer(BaseTokenizer):
         self.unused = {p for p, k in kinds.items() if k == UNUSED}
         self.byte_pieces = {p: int(p[3:5], 16) for p, k in kinds.items() if k == BYTE}
         self._ranks = self._ranks_used = None      # BPE's merge ranks, built on first use
-        self.normalize = SentencePieceNormalizer(model, self.user_defined, where)
-        self.preprocess = _preprocessor(config, kind)
+        self.normalize = (deberta_v2_normalizer(config, where) if self.tokenizer_class == "DebertaV2Tokenizer"
+                          else SentencePieceNormalizer(model, self.user_defined, where))
+        self.preprocess = preprocessor(config, kind)
 
     # ---- text → pieces ---------------------------------------------------------------------------
     def _split_user_defined(self, text: str) -> list[tuple[str, bool]]:
@@ -225,6 +223,8 @@ class SentencePieceTokenizer(BaseTokenizer):
 
     # ---- ids → text, layouts, files ----------------------------------------------------------------
     def _tokens_to_text(self, tokens: list[str]) -> str:
+        if self.tokenizer_class in CLASSES:        # transformers 5 decodes a family's pieces with Metaspace
+            return "".join(metaspace_chain(tokens, SPACE, self.model.add_dummy_prefix))
         raw = bytearray()
         for t in tokens:
             raw += bytes([self.byte_pieces[t]]) if t in self.byte_pieces else t.encode("utf-8")
@@ -248,18 +248,19 @@ class SentencePieceTokenizer(BaseTokenizer):
         return ids, [0] * len(ids)
 
     def _config(self) -> dict:
-        config = super()._config()
-        config["tokenizer_class"] = LAYOUT_CLASS.get(self.layout, "SentencePieceTokenizer")
+        config = {**self.options, **super()._config(), "tokenizer_class": self.tokenizer_class}
         if self.layout == "t5":
             config["extra_ids"] = sum(t.startswith("<extra_id_") for t in self.special_tokens)
             config.pop("additional_special_tokens", None)
         return config
 
     def save(self, directory) -> Path:
-        """The ``.model`` file as it was read (``spiece.model``) and ``tokenizer_config.json``."""
+        """The ``.model`` file as it was read, under the name its transformers class reads (``spiece.model``,
+        DeBERTa-v2's ``spm.model``, XLM-R's ``sentencepiece.bpe.model``), and ``tokenizer_config.json``
+        (the options read, the class, the roles)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / ("sentencepiece.bpe.model" if self.layout == "fairseq" else "spiece.model")).write_bytes(self.raw)
+        (directory / CLASSES.get(self.tokenizer_class, ("", "spiece.model"))[1]).write_bytes(self.raw)
         self._write_config(directory)
         return directory
 
@@ -280,29 +281,6 @@ class SentencePieceTokenizer(BaseTokenizer):
         return f"SentencePieceTokenizer({self.model.model_type}, layout={self.layout}, vocab_size={self.vocab_size})"
 
 
-# ALBERT's and XLNet's tokenizers' defaults (transformers' tokenization_albert.py / _xlnet.py)
-PREPROCESS = {"xlnet": {"remove_space": True, "keep_accents": False, "do_lower_case": False},
-              "albert": {"remove_space": True, "keep_accents": False, "do_lower_case": True}}
-
-
-def _preprocessor(config: dict, kind: str = ""):
-    """ALBERT's and XLNet's ``preprocess_text``, with their defaults or what tokenizer_config.json says:
-    ``remove_space`` (collapse whitespace; ``` `` ``` and ``''`` become ``"``), ``keep_accents`` false
-    (NFKD, marks dropped), ``do_lower_case``. Other families: none of these."""
-    family = PREPROCESS.get(kind.lower().removesuffix("tokenizerfast").removesuffix("tokenizer"), {})
-    options = {k: config.get(k, v) for k, v in family.items()}
-    remove_space, keep_accents = options.get("remove_space", False), options.get("keep_accents", True)
-    lower = options.get("do_lower_case", False)
-
-    def run(text: str) -> str:
-        if remove_space:
-            text = " ".join(text.strip().split()).replace("``", '"').replace("''", '"')
-        if not keep_accents:
-            text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-        return text.lower() if lower else text
-    return run
-
-
 def load_sentencepiece(directory):
     """The SentencePiece tokenizer of a Hugging Face folder (``spiece.model``, ``sentencepiece.bpe.model``,
     ``spm.model``, ``tokenizer.model``), laid out as its ``tokenizer_config.json`` class or
@@ -312,18 +290,7 @@ def load_sentencepiece(directory):
     path = next((directory / f for f in FOLDER_FILES if (directory / f).is_file()), None)
     if path is None:
         return None
-    kind = _json_key(directory / "tokenizer_config.json", "tokenizer_class")
-    config = BaseTokenizer.read_config(directory, (kind,))       # any class: the layout table decides
-    kind = kind.removesuffix("Fast")
-    if kind not in LAYOUTS:
-        kind = _json_key(directory / "config.json", "model_type")
-    return SentencePieceTokenizer.from_file(path, LAYOUTS.get(kind), config, kind)
-
-
-def _json_key(path: Path, key: str) -> str:
-    """``key`` of the JSON object in ``path`` as a string ("" if the file, the object or the key is missing)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8")).get(key, "")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
+    kind = json_key(directory / "tokenizer_config.json", "tokenizer_class")
+    config = BaseTokenizer.read_config(directory, (kind,))       # any class: the class table decides
+    kind = family_class(kind) or family_class(json_key(directory / "config.json", "model_type"))
+    return SentencePieceTokenizer.from_file(path, CLASSES.get(kind, (None,))[0], config, kind)

@@ -21,7 +21,12 @@ Checked against ``tokenizers`` 0.23 with all-MiniLM-L6-v2's ``tokenizer.json``: 
 the cases above.
 
 ``decode`` joins ``##`` pieces to the previous token: ``["un", "##aff", "##able", "!"]`` →
-``"unaffable !"``; with ``clean_up_tokenization_spaces=True`` (Hugging Face's rule) → ``"unaffable!"``.
+``"unaffable !"``. Two clean-ups take spaces out, both off for a tokenizer made here: ``cleanup``, the
+WordPiece decoder's (``decoders.py``: piece by piece, ``" !"`` → ``"!"``), and
+``clean_up_tokenization_spaces``, transformers' on the whole text (also ``" ' "``, ``" n't"``, …). A
+Hugging Face folder read by :meth:`WordPieceTokenizer.load` decodes as transformers 5 does:
+``cleanup`` on (BertTokenizer's decoder), ``clean_up_tokenization_spaces`` as its
+``tokenizer_config.json`` says.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from autograd.errors import TokenizerError
 
 from .base import BaseTokenizer
 from .char import BERT_ROLES, DEFAULT_SPECIALS
+from .decoders import clean_up_tokenization, wordpiece_chain
 from .wordpiece_trainer import learn_wordpiece_vocab
 
 basic_tokenize = tasks.bind("task05_bert.wordpiece", "basic_tokenize")  # Task 5.1: solutions/task05_bert/wordpiece.py
@@ -40,9 +46,6 @@ wordpiece_split = tasks.bind("task05_bert.wordpiece", "wordpiece_split")  # Task
 
 HF_CLASSES = ("WordPieceTokenizer", "BertTokenizer", "BertTokenizerFast", "DistilBertTokenizer",
               "DistilBertTokenizerFast", "ElectraTokenizer", "ElectraTokenizerFast")
-# Hugging Face's clean_up_tokenization: spaces a word-level decode puts before punctuation.
-CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-           (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
 class WordPieceTokenizer(BaseTokenizer):
@@ -51,7 +54,7 @@ class WordPieceTokenizer(BaseTokenizer):
 
     def __init__(self, vocab, *, do_lower_case: bool = True, strip_accents: bool | None = None,
                  max_input_chars_per_word: int = 100, roles: dict[str, str] | None = None,
-                 additional_special_tokens=()):
+                 additional_special_tokens=(), cleanup: bool = False, clean_up_tokenization_spaces: bool = False):
         vocab = list(vocab)
         if roles is None:  # BERT's names, where the vocabulary has them
             present = set(vocab)
@@ -64,6 +67,7 @@ class WordPieceTokenizer(BaseTokenizer):
         self.strip_accents = strip_accents
         self.max_input_chars_per_word = int(max_input_chars_per_word)
         self.unk_token = roles["unk_token"]
+        self.cleanup, self.clean_up_tokenization_spaces = bool(cleanup), bool(clean_up_tokenization_spaces)
 
     def __repr__(self) -> str:
         return (f"WordPieceTokenizer(vocab_size={self.vocab_size}, do_lower_case={self.do_lower_case}, "
@@ -87,16 +91,16 @@ class WordPieceTokenizer(BaseTokenizer):
         return tokens
 
     def _tokens_to_text(self, tokens: list[str]) -> str:
-        return " ".join(tokens).replace(" ##", "").strip()
+        return "".join(wordpiece_chain(tokens, "##", self.cleanup))
 
-    def decode(self, ids, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool = False) -> str:
+    def decode(self, ids, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool | None = None) -> str:
         """Tokens joined by spaces, ``##`` pieces glued to the previous token. With
-        ``clean_up_tokenization_spaces`` the spaces before ``. , ! ?`` and English contractions go."""
+        ``clean_up_tokenization_spaces`` (None: the tokenizer's own setting) the spaces before
+        ``. , ! ?`` and English contractions go."""
         text = super().decode(ids, skip_special_tokens=skip_special_tokens)
-        if clean_up_tokenization_spaces:
-            for old, new in CLEANUP:
-                text = text.replace(old, new)
-        return text
+        if clean_up_tokenization_spaces is None:
+            clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
+        return clean_up_tokenization(text) if clean_up_tokenization_spaces else text
 
     # ---- building a vocabulary ---------------------------------------------------------------
     @classmethod
@@ -141,7 +145,8 @@ class WordPieceTokenizer(BaseTokenizer):
 
     def _config(self) -> dict:
         return {**super()._config(), "do_lower_case": self.do_lower_case, "strip_accents": self.strip_accents,
-                "max_input_chars_per_word": self.max_input_chars_per_word}
+                "max_input_chars_per_word": self.max_input_chars_per_word, "decoder_cleanup": self.cleanup,
+                "clean_up_tokenization_spaces": self.clean_up_tokenization_spaces}
 
     def save(self, directory) -> Path:
         """Write ``vocab.txt`` and ``tokenizer_config.json`` (Hugging Face's keys) into ``directory``."""
@@ -158,16 +163,20 @@ class WordPieceTokenizer(BaseTokenizer):
     @classmethod
     def load(cls, directory) -> "WordPieceTokenizer":
         """Read ``vocab.txt`` and, if present, ``tokenizer_config.json`` from ``directory`` (minilm's
-        own, or a Hugging Face BERT model directory: ``do_lower_case``, ``strip_accents``, roles)."""
+        own, or a Hugging Face BERT model directory: ``do_lower_case``, ``strip_accents``, roles, and
+        decoding as transformers' BertTokenizer: ``cleanup`` on)."""
         directory = Path(directory)
         config = cls.read_config(directory, HF_CLASSES)
         vocab = read_vocab_txt(directory / "vocab.txt")
         defaults = {role: tok for tok, role in BERT_ROLES.items()}
         roles = cls.roles_from_config(config, defaults, set(vocab))
         extra = [t for t in config.get("additional_special_tokens") or [] if t in set(vocab)]
+        own = config.get("tokenizer_class") == "WordPieceTokenizer"      # minilm's save(): its own settings
         return cls(vocab, do_lower_case=config.get("do_lower_case", True),
                    strip_accents=config.get("strip_accents"), roles=roles, additional_special_tokens=extra,
-                   max_input_chars_per_word=config.get("max_input_chars_per_word", 100))
+                   max_input_chars_per_word=config.get("max_input_chars_per_word", 100),
+                   cleanup=config.get("decoder_cleanup", not own),
+                   clean_up_tokenization_spaces=config.get("clean_up_tokenization_spaces", False))
 
 
 def read_vocab_txt(path) -> list[str]:

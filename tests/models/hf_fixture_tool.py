@@ -1,4 +1,5 @@
-"""tools/make_hf_fixtures.py as a module, for the tests that re-derive the fixtures with transformers."""
+"""The fixture tools of tools/ as modules, for the tests that re-derive the fixtures with transformers."""
+import importlib
 import sys
 from pathlib import Path
 
@@ -7,14 +8,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def fixture_tool():
-    """The fixture tool, imported from tools/; the calling test is skipped in a copy without it (a
-    student release leaves tools/make_* out)."""
-    if not (ROOT / "tools" / "make_hf_fixtures.py").is_file():
-        pytest.skip("tools/make_hf_fixtures.py is not in this copy (a student release leaves tools/make_* out)")
+def import_tool(name: str):
+    """``tools/<name>.py``, imported; the calling test is skipped in a copy without it (a student
+    release leaves tools/make_* out)."""
+    if not (ROOT / "tools" / f"{name}.py").is_file():
+        pytest.skip(f"tools/{name}.py is not in this copy (a student release leaves tools/make_* out)")
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import make_hf_fixtures
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    return make_hf_fixtures
+
+
+def fixture_tool():
+    """tools/make_hf_fixtures.py (see :func:`import_tool`)."""
+    return import_tool("make_hf_fixtures")

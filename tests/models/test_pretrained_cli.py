@@ -99,11 +99,10 @@ def test_rules_come_from_generation_config_json_else_from_config_json(tmp_path):
     config.update(no_repeat_ngram_size=3, forced_bos_token_id=0, repetition_penalty=1.2)
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     gen = load_for_generate(folder)
-    assert gen.rules == {} and gen.ignored == [] and gen.start_id == 2
+    assert gen.rules == {} and gen.start_id == 2
     (folder / "generation_config.json").unlink()
     gen = load_for_generate(folder)
-    assert gen.rules == {"no_repeat_ngram_size": 3, "forced_bos_token_id": 0}
-    assert gen.ignored == ["repetition_penalty"]
+    assert gen.rules == {"no_repeat_ngram_size": 3, "forced_bos_token_id": 0, "repetition_penalty": 1.2}
 
 
 def test_no_repeat_ngram_bans_the_completing_token():

@@ -1,0 +1,183 @@
+"""Tokenizer folders as people download them, decoded and encoded as transformers 5 does: the text of
+``decode`` on 514 lines for WordPiece, byte-level BPE and Unigram (tests/data/hf/decoded.json.gz), a
+GPT-2 folder with ``vocab.json`` + ``merges.txt`` only, a DeBERTa-v3 folder with ``spm.model`` only,
+and ``minilm embed`` on a BERT folder with ``tokenizer.json`` only. The fixtures are written by
+tools/make_hf_fixtures_tokenizers.py; only the test that re-derives them needs transformers."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from minilm import cli
+from minilm.pretrained.export_tokenizer import write_hf_tokenizer
+from minilm.tokenizers import ByteLevelBPETokenizer, WordPieceTokenizer
+from minilm.tokenizers.decoders import clean_up_tokenization
+from minilm.tokenizers.hf_json import load_hf_tokenizer
+from minilm.tokenizers.spm_tokenizer import SentencePieceTokenizer
+from tests.models.hf_fixture_tool import import_tool
+from tests.models.hf_lines import DATA, DECODED, line_ids, read_decoded
+from tests.models.hf_lines import line_texts as lines_of
+from tests.models.hf_lines import texts as all_lines
+from tests.models.test_pretrained_families import NFKC_CASES
+
+
+@lru_cache(maxsize=None)
+def decoded() -> dict:
+    return read_decoded()
+
+
+@lru_cache(maxsize=None)
+def texts() -> tuple[str, ...]:
+    return tuple(all_lines())
+
+
+def line_texts(name: str) -> tuple[str, ...]:
+    return tuple(lines_of(name, NFKC_CASES))
+
+
+def decode_mismatches(tok, name: str) -> list[str]:
+    out = []
+    for mode in ("keep", "skip"):
+        for ids, want in zip(line_ids(name), decoded()[name][mode]):
+            got = tok.decode(ids, skip_special_tokens=mode == "skip")
+            if got != want:
+                out.append(f"{mode}: {tok.convert_ids_to_tokens(ids)} → {got!r}, transformers {want!r}")
+    return out
+
+
+# ---- decode -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", DECODED)
+def test_decode_equals_transformers_line_by_line(name):
+    """Before: WordPiece kept the space before punctuation (bert 188 and 192 of 514 lines equal, special
+    tokens kept / skipped), Unigram dropped the spaces at both ends (t5 455/514, deberta-v2 458/523,
+    xlnet 520/523 with skip_special_tokens)."""
+    tok = load_hf_tokenizer(DATA / name)
+    bad = decode_mismatches(tok, name)
+    assert len(decoded()[name]["keep"]) == len(line_ids(name)) >= 514
+    assert not bad, f"{name}: {len(bad)} of {2 * len(line_ids(name))} decodes differ from transformers', e.g. {bad[:2]}"
+
+
+def test_a_vocab_txt_folder_decodes_as_transformers(tmp_path):
+    """An older BERT folder (vocab.txt, no tokenizer.json): transformers 5's BertTokenizer decodes with
+    the WordPiece decoder's clean-up too (before: 188/514 and 192/514)."""
+    vocab = json.loads((DATA / "bert" / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    (tmp_path / "vocab.txt").write_text("".join(t + "\n" for t in sorted(vocab, key=vocab.get)), encoding="utf-8")
+    shutil.copy(DATA / "bert" / "tokenizer_config.json", tmp_path)
+    tok = load_hf_tokenizer(tmp_path)
+    assert isinstance(tok, WordPieceTokenizer) and tok.cleanup
+    bad = decode_mismatches(tok, "bert")
+    assert not bad, f"{len(bad)} decodes differ from transformers', e.g. {bad[:2]}"
+    tok.save(tmp_path / "own")               # minilm's own save keeps its settings
+    assert WordPieceTokenizer.load(tmp_path / "own").cleanup
+
+
+def with_clean_up(folder: Path) -> Path:
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "clean_up_tokenization_spaces": True}))
+    return folder
+
+
+def test_clean_up_tokenization_spaces_from_the_config(tmp_path):
+    """``clean_up_tokenization_spaces: true`` (bert-base-uncased's tokenizer_config.json) adds
+    transformers' clean-up on the whole text (``" ' "`` too, which the WordPiece decoder's clean-up of
+    one piece at a time never sees); transformers 5 never applies it to a BPE model, where it would
+    take real spaces out (8 of roberta's lines)."""
+    tok = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "don", "'", "t", "stop", ",", "it", "s",
+                              "fine", "."])
+    write_hf_tokenizer(tok, tmp_path / "wp", "bert")
+    wp = load_hf_tokenizer(with_clean_up(tmp_path / "wp"))
+    ids = wp.encode("don't stop, it's fine .", add_special_tokens=True)   # as transformers 5.24 decodes them:
+    assert wp.decode(ids) == "[CLS] don't stop, it's fine. [SEP]"
+    assert wp.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False) == "don ' t stop, it ' s fine."
+    roberta = load_hf_tokenizer(with_clean_up(shutil.copytree(DATA / "roberta", tmp_path / "roberta")))
+    want = decoded()["roberta"]["keep"]
+    assert sum(clean_up_tokenization(s) != s for s in want) == 8
+    assert [roberta.decode(ids) for ids in line_ids("roberta")] == want
+
+
+# ---- GPT-2 with vocab.json + merges.txt ----------------------------------------------------------------
+def test_gpt2_vocab_and_merges_give_transformers_ids():
+    """openai-community/gpt2's files without tokenizer.json: GPT2Tokenizer's special tokens (all
+    ``<|endoftext|>``) and its layout, which adds nothing (before: add_special_tokens=True raised)."""
+    tok = load_hf_tokenizer(DATA / "gpt2-vocab-merges")
+    assert isinstance(tok, ByteLevelBPETokenizer)
+    assert {r: tok.roles.get(r) for r in ("bos_token", "eos_token", "unk_token")} == dict.fromkeys(
+        ("bos_token", "eos_token", "unk_token"), "<|endoftext|>")
+    for add in (True, False):
+        bad = [t for t, ids in zip(texts(), line_ids("gpt2")) if tok.encode(t, add_special_tokens=add) != ids]
+        assert not bad, f"add_special_tokens={add}: {len(bad)} lines differ from transformers, e.g. {bad[:2]}"
+    assert len(line_ids("gpt2")) == len(texts())
+    full = load_hf_tokenizer(DATA / "gpt2")                              # the tokenizer.json of the same model
+    text = "one<|endoftext|>two <|endoftext|>"
+    assert tok.encode(text, add_special_tokens=True) == full.encode(text, add_special_tokens=True)
+    assert tok.decode(tok.encode(text), skip_special_tokens=True) == "onetwo "
+    assert tok.encode_pair("a", "b") == (tok.encode("a") + tok.encode("b"), [0] * len(tok.encode("a")) + [1])
+
+
+def test_gpt2_add_bos_token_from_the_config(tmp_path):
+    folder = shutil.copytree(DATA / "gpt2-vocab-merges", tmp_path / "g")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": True, "add_eos_token": True,
+                                                              "tokenizer_class": "GPT2Tokenizer"}))
+    tok = load_hf_tokenizer(folder)
+    end = tok.token_to_id("<|endoftext|>")
+    assert tok.encode("hello", add_special_tokens=True) == [end, *tok.encode("hello"), end]
+
+
+def test_deberta_vocab_and_merges_give_transformers_ids():
+    """microsoft/deberta-base's files: DebertaTokenizer's [CLS] … [SEP] (before: no special tokens,
+    0/523 lines). Its [MASK] keeps the space before it: transformers 5 builds the class without lstrip."""
+    tok = load_hf_tokenizer(DATA / "deberta-vocab-merges")
+    assert (tok.cls_id, tok.mask_id) == (tok.token_to_id("[CLS]"), tok.token_to_id("[MASK]"))
+    rows = line_ids("deberta-vocab-merges")
+    bad = [t for t, ids in zip(line_texts("deberta"), rows) if tok.encode(t, add_special_tokens=True) != ids]
+    assert len(rows) == len(line_texts("deberta")) and not bad, f"{len(bad)} lines differ, e.g. {bad[:2]}"
+    assert tok.convert_ids_to_tokens(tok.encode("a [MASK]")) == ["a", "Ġ", "[MASK]"]
+
+
+# ---- DeBERTa-v3 with spm.model -------------------------------------------------------------------------
+def test_deberta_v3_spm_model_gives_transformers_ids():
+    """microsoft/deberta-v3-*'s files: spm.model, whose pieces hold no [MASK] (DebertaV2Tokenizer appends
+    it after them), normalised as transformers 5 does (NFC and whitespace runs, not the file's rules:
+    the NFKC cases). Before: no mask token and SentencePiece's rules, 513/514 lines and 6/9 NFKC cases."""
+    tok = load_hf_tokenizer(DATA / "deberta-v3-spm")
+    assert isinstance(tok, SentencePieceTokenizer) and tok.tokenizer_class == "DebertaV2Tokenizer"
+    assert tok.mask_id == tok.vocab_size - 1 == 300 and tok.id_to_token(tok.mask_id) == "[MASK]"
+    lines = texts() + tuple(NFKC_CASES)
+    bad = [t for t, ids in zip(lines, line_ids("deberta-v3-spm")) if tok.encode(t, add_special_tokens=True) != ids]
+    assert len(line_ids("deberta-v3-spm")) == len(lines) and not bad, \
+        f"{len(bad)} of {len(lines)} lines differ from transformers, e.g. {bad[:2]}"
+
+
+# ---- the commands on a folder with tokenizer.json only -------------------------------------------------
+def test_embed_reads_tokenizer_json_when_there_is_no_vocab_txt(capsys, tmp_path):
+    """transformers 5 saves a BERT with tokenizer.json and no vocab.txt (before: ``minilm embed`` stopped
+    with "no vocab.txt"); the same vocabulary as vocab.txt gives the same embeddings."""
+    assert not (DATA / "bert" / "vocab.txt").exists()
+    runs = []
+    for folder in (DATA / "bert", tmp_path / "bert"):
+        if folder != DATA / "bert":
+            shutil.copytree(DATA / "bert", folder)
+            vocab = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+            (folder / "vocab.txt").write_text("".join(t + "\n" for t in sorted(vocab, key=vocab.get)), encoding="utf-8")
+        code = cli.main(["embed", str(folder), "the cats eat fish.", "Hello world!", "--json"])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        runs.append(json.loads(out.out))
+    assert runs[0]["tokens"] == runs[1]["tokens"] and runs[0]["tokens"][0][0] == "[CLS]"
+    np.testing.assert_allclose(runs[0]["embeddings"], runs[1]["embeddings"], atol=1e-6)
+    from minilm.pretrained.static_words import load_static_encoder
+    pretrained, _, _ = load_static_encoder(DATA / "bert")                # embed --static: the BERT path
+    assert pretrained is not None
+
+
+# ---- the fixtures are what transformers computes ----------------------------------------------------------
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
+                    reason="re-deriving the fixtures needs transformers (tools/make_hf_fixtures_tokenizers.py)")
+def test_fixtures_are_what_transformers_decodes():
+    problems = import_tool("make_hf_fixtures_tokenizers").check(DATA)
+    assert not problems, "transformers now decodes or encodes otherwise: " + "; ".join(problems)
