@@ -81,7 +81,7 @@ def run(args):
 
 def print_report(r, out=None):
     out = out or sys.stdout
-    arch = ", ".join(r["architectures"]) or "?"
+    arch = ", ".join(r["architectures"]) or "config.json names no architectures"
     print(f"{r['dir']}\nmodel_type {r['model_type']} ({arch}; minilm {r['class']})\n", file=out)
     print(f"text: {r['text']!r} → {len(r['ids'])} tokens (special tokens included)\n", file=out)
     if "compare" in r:

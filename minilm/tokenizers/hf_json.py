@@ -33,6 +33,7 @@ from pathlib import Path
 from autograd.errors import TokenizerError
 
 from .base import ROLES, BaseTokenizer
+from .class_roles import default_roles
 from .bpe import ByteLevelBPETokenizer
 from .decoders import clean_up_tokenization, run_decoder
 from .precompiled import PrecompiledCharsmap
@@ -86,7 +87,7 @@ class HFTokenizer(BaseTokenizer):
     """A tokenizer described by a ``tokenizer.json``; ``encode(text, add_special_tokens=True)`` gives
     the ids that transformers' ``tokenizer(text)["input_ids"]`` gives."""
 
-    def __init__(self, spec: dict, config: dict | None = None, path="tokenizer.json"):
+    def __init__(self, spec: dict, config: dict | None = None, path="tokenizer.json", defaults: dict | None = None):
         self.path = path
         model, config = spec.get("model") or {}, config or {}
         self.spec, self.config = spec, config      # written back as they were by save()
@@ -111,7 +112,7 @@ class HFTokenizer(BaseTokenizer):
         present = set(tokens)
         roles = {r: config[r] if isinstance(config[r], str) else config[r].get("content")
                  for r in ROLES if config.get(r) is not None}
-        roles = {r: t for r, t in roles.items() if t in present}
+        roles = {r: t for r, t in {**(defaults or {}), **roles}.items() if t in present}   # the file's win
         specials = [t["content"] for t in added if t.get("special")]
         super().__init__(tokens, roles=roles, special_tokens=specials)
         self._skipped = {table[t] for t in specials}       # what decode(skip_special_tokens=True) leaves out
@@ -272,7 +273,9 @@ class HFTokenizer(BaseTokenizer):
         return directory
 
     @classmethod
-    def from_file(cls, path, config_path=None) -> "HFTokenizer":
+    def from_file(cls, path, config_path=None, defaults: dict | None = None) -> "HFTokenizer":
+        """``defaults``: roles the class has when ``tokenizer_config.json`` does not name them
+        (``class_roles.py``)."""
         path = Path(path)
         if path.stat().st_size > MAX_FILE_BYTES:
             raise TokenizerError(f"{path}: {path.stat().st_size} bytes, more than the {MAX_FILE_BYTES} minilm reads")
@@ -284,7 +287,7 @@ class HFTokenizer(BaseTokenizer):
         if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
             raise TokenizerError(f"{path}: expected an object with a 'model' entry (a tokenizers file)")
         try:
-            return cls(spec, config, path)
+            return cls(spec, config, path, defaults)
         except (KeyError, TypeError, ValueError) as e:
             raise TokenizerError(f"{path}: malformed tokenizer file ({type(e).__name__}: {e})") from None
 
@@ -296,7 +299,8 @@ def load_hf_tokenizer(directory):
     directory = Path(directory)
     config = directory / "tokenizer_config.json"
     if (directory / "tokenizer.json").is_file():
-        return HFTokenizer.from_file(directory / "tokenizer.json", config if config.is_file() else None)
+        return HFTokenizer.from_file(directory / "tokenizer.json", config if config.is_file() else None,
+                                     default_roles(directory))
     if (directory / "vocab.txt").is_file():
         return WordPieceTokenizer.load(directory)
     if (directory / "vocab.json").is_file() and (directory / "merges.txt").is_file():

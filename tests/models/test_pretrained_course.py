@@ -80,3 +80,31 @@ def test_the_tool_rederives_every_stored_number():
     for checkpoint in tool.COURSE:
         diffs = tool.check(checkpoint, COURSE / tool.folder_name(checkpoint))
         assert max(diffs.values()) <= 1e-5, (checkpoint, diffs)
+
+
+MASKED = {"bert-base-cased": "[MASK]", "roberta-base": "<mask>", "distilbert-base-uncased": "[MASK]",
+          "google--electra-small-generator": "[MASK]", "microsoft--deberta-base": "[MASK]",
+          "microsoft--deberta-v3-small": "[MASK]"}
+GENERATORS = ("gpt2", "t5-small", "google--flan-t5-small", "facebook--bart-base")
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+def test_fill_mask_reads_the_hub_folder(name, capsys):
+    """The hub's tokenizer files need not name the mask token (bert-base-cased's tokenizer_config.json
+    names none, roberta-base has no such file): the class's default is taken, as AutoTokenizer does."""
+    from minilm import cli
+    assert cli.main(["fill-mask", str(COURSE / name), "--text", f"the cats {MASKED[name]} fish", "--top-k", "3"]) == 0
+    assert capsys.readouterr().out.count("\n| ") >= 3
+
+
+@pytest.mark.parametrize("name", sorted(set(FOLDERS) - set(GENERATORS)))
+def test_inspect_reads_the_hub_folder(name, capsys):
+    from minilm import cli
+    assert cli.main(["inspect", str(COURSE / name), "--text", "the cats eat fish"]) == 0
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_generate_reads_the_hub_folder(name, capsys):
+    from minilm import cli
+    assert cli.main(["generate", "--hf", str(COURSE / name), "--prompt", "the cats", "--greedy",
+                     "--max-new-tokens", "4"]) == 0
