@@ -33,20 +33,30 @@ def experiment_names() -> list[str]:
     return list(EXPERIMENTS)
 
 
-def fingerprint(name: str) -> dict:
-    """{"settings": ..., "runs": {condition: {metric: value}}} of ``minilm experiment NAME --quick``
-    with seed 0, run in a child process on one thread (the numbers depend on the thread count)."""
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "minilm.cli", "experiment", name, "--quick", "--seeds", "1",
-               "--json", "--no-progress", "--out", out]
-        env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+def quick_run(name: str, out, seeds: int | None = None, jobs: int = 2) -> dict:
+    """The ``--json`` result of ``minilm experiment NAME --quick`` (``seeds`` seeds, else the
+    experiment's own), run in a child process as a user runs it, in ``jobs`` worker processes of one
+    thread each (the numbers depend on the thread count, not on the number of workers)."""
+    cmd = [sys.executable, "-m", "minilm.cli", "experiment", name, "--quick", "--jobs", str(jobs),
+           "--json", "--no-progress", "--out", str(out)] + (["--seeds", str(seeds)] if seeds else [])
+    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"make_experiment_fingerprints: {' '.join(cmd[2:])} failed "
                          f"(exit {done.returncode}):\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def fingerprint_of(result: dict) -> dict:
+    """{"settings": ..., "runs": {condition: {metric: value}}} of a quick run's seed 0."""
     return {"settings": result["settings"],
-            "runs": {run["condition"]: run["metrics"] for run in result["runs"]}}
+            "runs": {run["condition"]: run["metrics"] for run in result["runs"] if run["seed"] == 0}}
+
+
+def fingerprint(name: str) -> dict:
+    """:func:`fingerprint_of` ``minilm experiment NAME --quick`` for seed 0 alone."""
+    with tempfile.TemporaryDirectory() as out:
+        return fingerprint_of(quick_run(name, out, seeds=1))
 
 
 def differences(name: str, want: dict, got: dict) -> list[str]:

@@ -1,20 +1,13 @@
 """The experiments still compute what they computed when their numbers were recorded.
 
 Every experiment's --quick runs for seed 0 (tools/make_experiment_fingerprints.py) are compared to
-tests/data/experiments_quick.json to the last digit: a run is a pure function of its condition,
-seed and settings, so unchanged quick numbers mean the code behind the README's tables is unchanged.
+tests/data/experiments_quick.json to the last digit by the experiment's own slow end-to-end test
+(tests/models/experiment_quick.py): a run is a pure function of its condition, seed and settings,
+so unchanged quick numbers mean the code behind the README's tables is unchanged.
 """
-import importlib.util
-import json
-from pathlib import Path
+import re
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fingerprints", ROOT / "tools" / "make_experiment_fingerprints.py")
-fingerprints = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fingerprints)
-RECORDED = json.loads(fingerprints.GOLDEN.read_text())
+from tests.models.experiment_quick import RECORDED, ROOT, fingerprints
 
 
 def test_every_experiment_is_recorded():
@@ -31,11 +24,13 @@ def test_differences_name_what_moved():
     assert fingerprints.differences("x", want, want) == []
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(RECORDED))
-def test_quick_numbers_are_unchanged(name):
-    problems = fingerprints.differences(name, RECORDED[name], fingerprints.fingerprint(name))
-    assert not problems, ("the experiment's --quick numbers for seed 0 moved, so its README table would too:\n  "
-                          + "\n  ".join(problems) + "\nif that is intended, re-record with python "
-                          f"tools/make_experiment_fingerprints.py --only {name}, re-run the full experiment "
-                          "and python tools/sync_experiment_tables.py")
+def test_every_experiment_has_a_slow_quick_run_that_checks_its_numbers():
+    """The check itself runs in each experiment's slow end-to-end test (tests/models/experiment_quick.py:
+    one --quick run serves both): every experiment must have one."""
+    from minilm.experiments import EXPERIMENTS
+    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "models").glob("test_experiments_*.py")]
+    sources = [s for s in sources if "quick_run(" in s]
+    missing = [name for name, module in EXPERIMENTS.items()       # named, or its module imported
+               if not any(f'"{name}"' in s or re.search(rf"\bimport .*\b{module.rsplit('.', 1)[-1]}\b", s)
+                          for s in sources)]
+    assert not missing, f"experiments without a quick_run test: {missing}"

@@ -12,6 +12,7 @@ from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import bakeoff as exp
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -144,9 +145,7 @@ def test_encoders_give_one_vector_per_token():
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--jobs", "2", "--out", str(tmp_path), "--json",
-                 "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
     for c in exp.CONDITIONS:

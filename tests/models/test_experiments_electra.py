@@ -11,6 +11,7 @@ from autograd import Tensor
 from autograd.errors import ConfigError
 from minilm.experiments import EXPERIMENTS, electra_ablation, electra_common, generator_size
 from minilm.models.electra import ElectraConfig
+from tests.models.experiment_quick import quick_run
 
 
 # ---- the linear probe -------------------------------------------------------------------------
@@ -159,8 +160,7 @@ def test_no_pretraining_row_is_an_untrained_encoder():
 
 def _run_quick(name, tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = quick_run(name, tmp_path)   # seed 0: the recorded numbers
     assert (tmp_path / f"{name}.md").exists() and (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     assert out["seeds"] == [0, 1, 2]
     runs = {(r["condition"], r["seed"]): r["metrics"] for r in out["runs"]}

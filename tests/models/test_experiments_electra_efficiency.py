@@ -15,6 +15,7 @@ from minilm.experiments import electra_common as common
 from minilm.experiments import electra_efficiency as exp
 from minilm.models.electra import Electra
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -122,8 +123,7 @@ def test_the_trajectory_is_computed_once_for_all_workers(tiny, monkeypatch, tmp_
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     plan = exp.plan(exp.CONFIG.quick())
     assert r["conditions"] == plan.conditions and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(plan.conditions)

