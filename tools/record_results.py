@@ -37,7 +37,12 @@ COMMANDS = [  # as the README shows them; --json (and --out for train) are added
 
 
 def run(command: str) -> dict:
-    """The JSON summary ``command`` prints, with its wall time in seconds."""
+    """The JSON summary ``command`` prints, with its wall time in seconds.
+
+    Not tools/make_experiment_fingerprints.py's ``quick_run``, on purpose: that one runs only
+    ``minilm experiment NAME --quick``, in worker processes pinned to one thread, so its numbers are
+    reproducible; these are the README's ``train``/``finetune`` commands under the machine's own
+    thread settings, because the wall time recorded here is what a user's run takes."""
     argv = command.split()[1:]
     with tempfile.TemporaryDirectory() as out:
         extra = ["--json"] + (["--no-progress", "--out", out] if argv[0] == "train" else ["--quiet"])

@@ -26,20 +26,32 @@ log_softmax_forward_numpy = tasks.bind("task02_kernels.softmax", "log_softmax_fo
 log_softmax_backward_numpy = tasks.bind("task02_kernels.softmax", "log_softmax_backward")
 
 
+@numba.njit(inline="always", cache=True)
+def exp_shifted_row(out, x, r, fast):
+    """The stable softmax's numerator for row r: out[r, j] = e^(x[r, j] − m), m = maxⱼ x[r, j];
+    returns ``(m, Σⱼ out[r, j])``. ``fast`` (float32 data): exp from fastmath, which vectorises.
+
+    Shared by ``_softmax_rows`` and cross_entropy.py's ``_forward_rows`` (which normalises it into
+    the probabilities its backward keeps). Inlined at the numba level, so each caller compiles the
+    same loops it had when it wrote them out: no call in the row loop, and the same results to the
+    last bit (this helper has no fastmath flags; ``row_max``/``row_sum`` keep theirs, uninlined)."""
+    m = row_max(x, r)
+    if fast:  # two loops: a branch inside one stops vectorisation
+        for j in range(x.shape[1]):
+            out[r, j] = exp_approx(x[r, j] - m)
+    else:
+        for j in range(x.shape[1]):
+            out[r, j] = math.exp(x[r, j] - m)
+    return m, row_sum(out, r)
+
+
 @numba.njit(parallel=True, cache=True)
 def _softmax_rows(out, x, log, fast):
     """out[r] = softmax(x[r]) (or log-softmax if ``log``); x, out (R, C), C ≥ 1. ``fast`` (float32
-    data): exp from fastmath, which vectorises. Each loop below is one pass over the row."""
+    data): exp from fastmath, which vectorises. Each loop is one pass over the row."""
     R, C = x.shape
     for r in numba.prange(R):
-        m = row_max(x, r)
-        if fast:  # out = e^(x − m) for now (two loops: a branch inside one stops vectorisation)
-            for j in range(C):
-                out[r, j] = exp_approx(x[r, j] - m)
-        else:
-            for j in range(C):
-                out[r, j] = math.exp(x[r, j] - m)
-        total = row_sum(out, r)
+        m, total = exp_shifted_row(out, x, r, fast)  # out = e^(x − m) for now
         if log:
             log_total = math.log(total)
             for j in range(C):

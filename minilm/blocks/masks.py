@@ -56,7 +56,8 @@ def prefix_lm_mask(T: int, P: int) -> np.ndarray:
     T = _check_length("prefix_lm_mask", "T", T)
     P = _check_length("prefix_lm_mask", "P", P)
     if P > T:
-        raise ConfigError(f"prefix_lm_mask: prefix length P={P} is longer than the sequence T={T}")
+        raise ConfigError(f"prefix_lm_mask: prefix length P={P} is longer than the sequence T={T}: "
+                          "expected 0 <= P <= T")
     j = np.arange(T)
     return causal_mask(T) | (j[None, :] < P)  # (T, T)
 

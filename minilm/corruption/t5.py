@@ -16,14 +16,17 @@ Span corruption of ``a b c d e f`` with noise ``{c d}, {f}``::
 The task slots (Task 9.1) are bound here; the helpers below them are plain library code.
 
 Attention masks here follow Raffel's M: ``M[i, j] = True`` means query i **may** attend to key j.
-(XLNet's ``perm_mask`` uses the opposite sign: True there means "may not".)
+(XLNet's ``perm_mask`` uses the opposite sign: True there means "may not".) ``full_mask`` is defined
+here; ``causal_mask`` and ``prefix_lm_mask`` are minilm/blocks/masks.py's, re-exported so that the
+three masks of §3.2.1 sit side by side.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from autograd import tasks
-from autograd.errors import MiniLMError, ShapeError
+from autograd.errors import MiniLMError
+from minilm.blocks.masks import causal_mask, prefix_lm_mask
 
 from ._token_ids import as_ids, check_id, check_length
 
@@ -95,22 +98,3 @@ def full_mask(T: int) -> np.ndarray:
     """Fully visible: ``M[i, j] = True`` for all i, j (the encoder's mask). (T, T) bool."""
     T = check_length(T, op="full_mask", name="T")
     return np.ones((T, T), dtype=bool)
-
-
-def causal_mask(T: int) -> np.ndarray:
-    """Causal: ``M[i, j] = [j <= i]`` (a language model's or decoder's mask). (T, T) bool."""
-    T = check_length(T, op="causal_mask", name="T")
-    return np.tril(np.ones((T, T), dtype=bool))
-
-
-def prefix_lm_mask(T: int, P: int) -> np.ndarray:
-    """Causal with a fully visible prefix of length P: ``M[i, j] = [j <= i or j < P]``. (T, T) bool.
-
-    ``P = 0`` (and ``P = 1``) give the causal mask; ``P = T`` gives the fully visible one.
-    """
-    T = check_length(T, op="prefix_lm_mask", name="T")
-    P = check_length(P, op="prefix_lm_mask", name="P", minimum=0)
-    if P > T:
-        raise ShapeError(f"prefix_lm_mask: prefix length P={P} > T={T}: expected 0 <= P <= T")
-    j = np.arange(T)
-    return (j[None, :] <= j[:, None]) | (j[None, :] < P)  # (T, T)

@@ -25,7 +25,6 @@ a setting with ``dataclasses.replace``, as the command line does::
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 EXPERIMENTS = {
@@ -71,11 +70,6 @@ class Plan:
 
 
 def available() -> dict:
-    """NAME -> module for every experiment whose module imports."""
-    out = {}
-    for name, module in EXPERIMENTS.items():
-        try:
-            out[name] = importlib.import_module(module)
-        except ImportError:
-            continue
-    return out
+    """NAME -> module for every experiment; one that fails to import is an error naming it."""
+    from minilm.recipes import import_all
+    return import_all(EXPERIMENTS, "experiment")

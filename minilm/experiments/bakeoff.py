@@ -71,6 +71,7 @@ from autograd import Tensor, no_grad
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
 from minilm.experiments.electra_common import sentence_features
+from minilm.experiments.tokens_seen import CountTokens as Counted  # shared with gpt_vs_bert
 from minilm.downstream.probe import probe_accuracy
 
 NAME = "bakeoff"
@@ -194,21 +195,6 @@ def calibrated(condition: str, settings: dict, seed: int):
     per_sequence = np.mean(draws) / probe
     recipe.batch_size = max(1, int(round(settings["batch_tokens"] / per_sequence)))
     return recipe
-
-
-class Counted:
-    """A recipe that adds up the tokens its loss reads (``tokens seen``); everything else delegates."""
-
-    def __init__(self, recipe):
-        self.recipe, self.tokens = recipe, 0
-
-    def __getattr__(self, name):
-        return getattr(self.recipe, name)
-
-    def loss(self, model, batch):
-        loss, metrics = self.recipe.loss(model, batch)
-        self.tokens += int(metrics.get("tokens", 0))
-        return loss, metrics
 
 
 class DistilledStudent:

@@ -34,7 +34,6 @@ Metrics, on the recipe's held-out documents (never trained on; one fixed mask ea
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from typing import Optional
 
@@ -43,6 +42,8 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
+from minilm.experiments.roberta_common import (METRICS, RobertaExperimentConfig, pretrain, probes, recipe_config,
+                                               tokens_seen)
 
 NAME = "batch-size"
 HELP = "RoBERTa's batch size at equal compute: small batches for many steps vs large batches for few"
@@ -51,8 +52,9 @@ TOKEN_TOLERANCE = 0.02    # a run's tokens read may differ from blocks × mean b
 
 
 @dataclass(frozen=True)
-class BatchSizeConfig:
-    """``minilm experiment batch-size``: the same blocks read in batches of different sizes. ``quick()``: toy sizes."""
+class BatchSizeConfig(RobertaExperimentConfig):
+    """``minilm experiment batch-size``: the same blocks read in batches of different sizes (the model
+    and probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
     corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
                                     # line) instead of the synthetic corpus
     docs: int = 800                 # synthetic documents, 10% held out
@@ -61,13 +63,6 @@ class BatchSizeConfig:
     steps: int = 160                # steps at ref_batch; batch B trains steps × ref_batch / B steps
     lr: float = 2e-3                # peak learning rate at ref_batch; batch B gets lr × sqrt(B / ref_batch)
     warmup_share: float = 0.1       # warm-up steps as a share of each run's steps
-    tokens_per_sample: int = 64     # tokens per block
-    n_layer: int = 2                # RoBERTa blocks
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 600           # byte-level BPE vocabulary
-    probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
-    probe_test: int = 600           # held-out pairs / sentences the probes are scored on
 
     @classmethod
     def quick(cls):
@@ -115,11 +110,7 @@ def plan(cfg: BatchSizeConfig) -> Plan:
     return Plan(
         title="batch size at equal compute: the same blocks read in small batches for many steps or large for few",
         conditions=list(rows),
-        metrics=[Metric("heldout_ppl", "held-out MLM perplexity", percent=False, higher_is_better=False),
-                 Metric("entailment_probe", "entailment probe"),
-                 Metric("heldout_accuracy", "held-out MLM accuracy"),
-                 Metric("sentiment_probe", "sentiment probe"),
-                 Metric("tokens_seen", "tokens read", percent=False)],
+        metrics=[*METRICS, Metric("tokens_seen", "tokens read", percent=False)],
         settings=settings,
         x={c: B for c, (B, _, _, _) in rows.items()}, xlabel="batch size (blocks per step)",
         notes=[f"Held equal: {budget:,} blocks read by every row (batch × steps, checked); the tokens read are "
@@ -132,12 +123,6 @@ def plan(cfg: BatchSizeConfig) -> Plan:
                "MNLI-m 84.7, SST-2 92.7; 2K × 125K (7e-4) 3.68 / 85.2 / 92.9; 8K × 31K (1e-3) 3.77 / 84.6 / 92.8."])
 
 
-def tokens_seen(recipe, steps: int) -> int:
-    """Tokens in the blocks ``recipe`` serves over ``steps`` steps (its own epoch schedule)."""
-    lengths = np.array([len(b) for b in recipe.train_blocks])
-    return int(sum(lengths[i] for s in range(steps) for _, i in recipe.epoch_schedule(s)))
-
-
 def check_tokens(seen: int, blocks: int, mean_length: float, *, tolerance: float = TOKEN_TOLERANCE) -> None:
     """Raise ConfigError unless ``seen`` tokens is within ``tolerance`` of ``blocks × mean_length``:
     with the same blocks read, every row then reads the same tokens up to 2 × tolerance."""
@@ -145,43 +130,6 @@ def check_tokens(seen: int, blocks: int, mean_length: float, *, tolerance: float
     if abs(seen / expected - 1) > tolerance:
         raise ConfigError(f"{NAME}: a run read {seen:,} tokens, {blocks:,} blocks × {mean_length:.1f} = "
                           f"{expected:,.0f} expected (tolerance {tolerance:.0%}): the rows are not at equal compute")
-
-
-def sentiment_probe(encode, tokenizer, seed: int, settings: dict) -> float:
-    """Probe accuracy of a frozen ``encode`` on the sentiment task (``<s> sentence </s>``); the
-    sentences come from another stream than the ones the recipe's tokenizer was trained on."""
-    from minilm.data import pad_batch, sentiment_dataset
-    from minilm.downstream.probe import probe_accuracy
-    from minilm.experiments.electra_common import sentence_features
-    rng = np.random.default_rng([seed, 78])
-
-    def arrays(n):
-        examples = sentiment_dataset(n, rng=rng)
-        ids, mask = pad_batch([tokenizer.encode(e.text, add_special_tokens=True) for e in examples], tokenizer.pad_id)
-        return sentence_features(encode, ids, mask), np.array([e.label for e in examples])
-    return probe_accuracy(*arrays(settings["probe_train"]), *arrays(settings["probe_test"]))
-
-
-def probes(model, tokenizer, seed: int, settings: dict) -> dict:
-    """The two frozen-feature probes of a trained RoBERTa (same examples for every row of a seed)."""
-    from minilm.experiments.electra_common import entailment_probe
-    model.eval()
-    return {"entailment_probe": entailment_probe(model.encode, tokenizer, seed, settings),
-            "sentiment_probe": sentiment_probe(model.encode, tokenizer, seed, settings)}
-
-
-def recipe_config(settings: dict, seed: int, **changes):
-    """The RoBERTa recipe's defaults with the experiment's sizes (and ``changes``)."""
-    from minilm.recipes import roberta
-    keys = ("corpus", "docs", "tokens_per_sample", "n_layer", "n_head", "n_embd", "vocab_size")
-    return replace(roberta.CONFIG(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
-
-
-def pretrain(recipe, steps: int, lr: float, warmup: int, seed: int) -> None:
-    from minilm.train import TrainConfig, train
-    cfg = TrainConfig(steps=steps, lr=lr, warmup=warmup, eval_every=steps, checkpoint_every=steps, seed=seed)
-    with tempfile.TemporaryDirectory(prefix="minilm-roberta-") as out:
-        train(recipe, cfg, out, progress=False, plot=False)
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:

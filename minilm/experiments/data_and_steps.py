@@ -42,14 +42,16 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
+from minilm.experiments.roberta_common import METRICS, RobertaExperimentConfig
 
 NAME = "data-and-steps"
 HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a fixed model and batch"
 
 
 @dataclass(frozen=True)
-class DataAndStepsConfig:
-    """``minilm experiment data-and-steps``: corpus size × steps at one model and batch. ``quick()``: toy sizes."""
+class DataAndStepsConfig(RobertaExperimentConfig):
+    """``minilm experiment data-and-steps``: corpus size × steps at one model and batch (the model and
+    probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
     corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
                                     # line) instead of the synthetic corpus
     small_docs: int = 200           # documents of the small corpus
@@ -60,13 +62,6 @@ class DataAndStepsConfig:
     batch_size: int = 32            # blocks per step, every row
     lr: float = 2e-3                # peak learning rate, every row
     warmup: int = 30                # warm-up steps, every row
-    tokens_per_sample: int = 64     # tokens per block
-    n_layer: int = 2                # RoBERTa blocks
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 600           # byte-level BPE vocabulary
-    probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
-    probe_test: int = 600           # held-out pairs / sentences the probes are scored on
 
     @classmethod
     def quick(cls):
@@ -95,10 +90,7 @@ def plan(cfg: DataAndStepsConfig) -> Plan:
     return Plan(
         title="more data, more steps: a corpus size × steps grid at a fixed model and batch",
         conditions=list(rows),
-        metrics=[Metric("heldout_ppl", "held-out MLM perplexity", percent=False, higher_is_better=False),
-                 Metric("entailment_probe", "entailment probe"),
-                 Metric("heldout_accuracy", "held-out MLM accuracy"),
-                 Metric("sentiment_probe", "sentiment probe"),
+        metrics=[*METRICS,
                  Metric("train_docs", "training docs", percent=False),
                  Metric("tokens_seen", "tokens read", percent=False),
                  Metric("epochs", "epochs", percent=False),
@@ -146,7 +138,7 @@ def heldout_pairs(recipe, docs, settings: dict, seed: int) -> list:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.data import write_corpus
-    from minilm.experiments.batch_size import pretrain, probes, recipe_config, tokens_seen
+    from minilm.experiments.roberta_common import pretrain, probes, recipe_config, tokens_seen
     from minilm.experiments.masking import mlm_scores
     from minilm.recipes import roberta
     from minilm.recipes.common import load_documents

@@ -68,6 +68,7 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import MiniLMError
 from minilm.experiments import Metric, Plan
+from minilm.experiments.tokens_seen import CountTokens  # shared with bakeoff
 
 NAME = "gpt-vs-bert"
 HELP = "the 2018 verdict: ELMo-style frozen features vs GPT vs BERT fine-tuning at equal size, data and steps"
@@ -225,21 +226,6 @@ def bert_batch_for_equal_tokens(recipe, settings: dict) -> int:
     """Pairs per BERT step that read about ``batch_size × seq_len`` real tokens (GPT's step)."""
     mean_pair = float(recipe.train["attention_mask"].sum(1).mean())
     return max(1, int(round(settings["batch_size"] * settings["seq_len"] / mean_pair)))
-
-
-class CountTokens:
-    """A recipe seen by ``minilm.train`` unchanged, except that it adds up the tokens of its batches."""
-
-    def __init__(self, recipe):
-        self.recipe, self.tokens = recipe, 0
-
-    def __getattr__(self, name):
-        return getattr(self.recipe, name)
-
-    def loss(self, model, batch):
-        loss, info = self.recipe.loss(model, batch)
-        self.tokens += int(info["tokens"])
-        return loss, info
 
 
 def pretrain(recipe, settings: dict, seed: int) -> int:

@@ -42,6 +42,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
+from autograd.errors import MiniLMError
+
 FAMILIES = {
     "gpt": "minilm.recipes.gpt",
     "bert": "minilm.recipes.bert",
@@ -82,11 +84,21 @@ class Recipe(Protocol):
 
 
 def available() -> dict:
-    """The families whose recipe module imports (a partial checkout may lack some)."""
+    """``{family: recipe module}`` for every family of ``FAMILIES``, imported (:func:`import_all`)."""
+    return import_all(FAMILIES, "family")
+
+
+def import_all(table: dict[str, str], kind: str) -> dict:
+    """``{name: module}`` for every ``{name: dotted module path}`` of ``table``, imported.
+
+    A module that fails to import is an error that names it, its module and the import error:
+    skipping it would make the family (or experiment) silently disappear from ``minilm train`` (or
+    ``minilm experiment``) and from the tests that loop over them, hiding the breakage."""
     out = {}
-    for name, module in FAMILIES.items():
+    for name, module in table.items():
         try:
             out[name] = importlib.import_module(module)
-        except ImportError:
-            continue
+        except ImportError as err:
+            raise MiniLMError(f"minilm: the {kind} {name!r} cannot be used: its module {module} "
+                              f"failed to import ({type(err).__name__}: {err})") from err
     return out
