@@ -3,12 +3,13 @@
 The claim (Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified
 Text-to-Text Transformer", §3.2 and Table 2; the three architectures of Fig. 4): with the
 denoising objective, the encoder–decoder (L + L layers: 2P parameters, cost M) scores 83.28 on
-GLUE, the encoder–decoder whose two stacks share parameters (P, M) 82.81, the prefix LM (one stack
-of L layers with the input fully visible: P, M) 81.82, and the plain causal language model (P, M)
-74.70. With an LM objective the order is the same (79.56 encoder–decoder, 79.68 prefix LM, 73.78
-causal LM). T5 equalised the *compute* (the decoder-only stack runs over input and target
-together, so its L layers cost what the encoder's L plus the decoder's L cost); the
-encoder–decoder then has twice the parameters.
+GLUE (the average score on its validation sets, as everywhere in T5's §3; only the final Table 14
+is test), the encoder–decoder whose two stacks share parameters (P, M) 82.81, the prefix LM (one
+stack of L layers with the input fully visible: P, M) 81.82, and the plain causal language model
+(P, M) 74.70. With an LM objective the causal LM is again far behind (73.78), but the prefix LM
+edges past the encoder–decoder (79.68 vs 79.56). T5 equalised the *compute* (the decoder-only
+stack runs over input and target together, so its L layers cost what the encoder's L plus the
+decoder's L cost); the encoder–decoder then has twice the parameters.
 
 The miniature equalises the *parameters* instead, and gives the decoder-only models the extra
 compute. Every condition uses T5's parts (``minilm.models.t5``: RMSNorm, ReLU feed-forward,
@@ -153,8 +154,8 @@ def plan(cfg: ArchitecturesConfig) -> Plan:
                "absolute positions (minilm train prefixlm's model).",
                f"{s['steps']} steps of {s['batch_size']} fresh pairs, AdamW lr {s['lr']}; exact match = "
                "greedy decoding on 200 held-out pairs; token accuracy = teacher-forced argmax.",
-               "Paper (T5 Table 2, denoising, GLUE): encoder-decoder 83.28, prefix LM 81.82, "
-               "causal LM 74.70 (equal compute; the encoder-decoder has 2x the parameters)."])
+               "Paper (T5 Table 2, denoising, average GLUE score on the validation (dev) sets): encoder-decoder "
+               "83.28, prefix LM 81.82, causal LM 74.70 (equal compute; the encoder-decoder has 2x the parameters)."])
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:

@@ -4,7 +4,8 @@ BART pre-trains an encoder–decoder to rebuild a document from a corrupted copy
 corruptions: token masking (words become ``<mask>``), token deletion (words vanish: the model must
 find where), text infilling (Poisson(λ=3) spans become ONE ``<mask>`` each, so the model must also
 find how many tokens are missing), sentence permutation and document rotation. Table 1 compares
-them with base-size models (1M steps on books + Wikipedia), fine-tuned on each task. Its BART rows
+them with base-size models (1M steps on books + Wikipedia), fine-tuned on each task (the paper does
+not name the split; read as dev, not test). Its BART rows
 in four of its six columns — SQuAD 1.1 F1 / MNLI accuracy / ELI5 perplexity / CNN/DM perplexity
 (perplexities: lower is better; XSum and ConvAI2 are left out here):
 
@@ -123,7 +124,8 @@ def plan(cfg: BartNoisingConfig) -> Plan:
         conditions=list(CONDITIONS) + [REFERENCE, NO_ENCODER],
         metrics=metrics,
         settings=settings,
-        notes=["Lewis et al. 2020, Table 1 (SQuAD F1 / MNLI / ELI5 ppl / CNN-DM ppl): masking 90.4 / 84.1 / 25.05 / "
+        notes=["Lewis et al. 2020, Table 1 (SQuAD F1 / MNLI / ELI5 ppl / CNN-DM ppl; the paper does not name the "
+               "split: read as dev, not test): masking 90.4 / 84.1 / 25.05 / "
                "6.10, deletion 90.4 / 84.1 / 24.61 / 5.87, infilling 90.8 / 84.0 / 24.26 / 5.83, rotation "
                "77.2 / 75.3 / 53.69 / 10.59, shuffling 85.4 / 81.5 / 41.87 / 7.89, infilling + shuffling "
                "90.8 / 83.8 / 24.17 / 5.41.",

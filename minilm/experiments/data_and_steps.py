@@ -105,7 +105,8 @@ def plan(cfg: DataAndStepsConfig) -> Plan:
                "column), so perplexity and accuracy per token compare exactly across steps, and only roughly "
                "across corpus sizes (finer pieces of a word are likely easier to predict, which would favour "
                "the small corpus).",
-               "Liu et al. 2019, Table 4 (RoBERTa-large, batch 8K; SQuAD 1.1/2.0, MNLI-m, SST-2): BOOKS+WIKI 100K "
+               "Liu et al. 2019, Table 4 (RoBERTa-large, batch 8K; SQuAD 1.1/2.0, MNLI-m, SST-2, all dev): "
+               "BOOKS+WIKI 100K "
                "steps 93.6/87.3, 89.0, 95.3; +additional data (160GB) 94.0/87.7, 89.3, 95.6; 300K steps "
                "94.4/88.7, 90.0, 96.1; 500K steps 94.6/89.4, 90.2, 96.4."])
 

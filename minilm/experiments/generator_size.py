@@ -1,6 +1,6 @@
 """How big should ELECTRA's generator be? Downstream score against the generator's width.
 
-Clark et al. 2020, §3.2 and Figure 3 (left): GLUE score against the generator's hidden size, for
+Clark et al. 2020, §3.2 and Figure 3 (left): GLUE dev score against the generator's hidden size, for
 discriminators of several sizes, at the same number of training steps. Each curve is an inverted
 U: "models work best with generators 1/4-1/2 the size of the discriminator". The paper's reading:
 a too-strong generator makes the task too hard for the discriminator (its samples are hard to
@@ -47,7 +47,8 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                  Metric("replaced_rate", "replaced share")],
         settings=s,
         x=dict(FRACTIONS), xlabel=f"generator size / discriminator size (H = {H})",
-        notes=["Paper (Clark et al. 2020, Figure 3 left): an inverted U, best at 1/4-1/2 of the discriminator's size.",
+        notes=["Paper (Clark et al. 2020, Figure 3 left, GLUE dev score): an inverted U, best at 1/4-1/2 of the "
+               "discriminator's size.",
                f"Generator widths: {widths} "
                f"units (at least 8). Entailment: 3 classes (chance 33.3%); a linear probe on the frozen discriminator, "
                f"{s['probe_train']} training pairs, {s['probe_test']} test pairs."])

@@ -3,7 +3,7 @@
 BERT masked its training data once, while preparing it, and to see more than one mask per sentence
 it stored dupe_factor = 10 differently-masked copies ("static" masking: over 40 epochs every mask
 is seen 4 times). RoBERTa draws a new mask every time a sequence is read ("dynamic"). Table 1 of
-the paper (BERT-base, SQuAD 2.0 F1 / MNLI-m / SST-2):
+the paper (BERT-base, SQuAD 2.0 F1 / MNLI-m / SST-2, development sets):
 
     static  (10 copies)   78.3 / 84.3 / 92.5
     dynamic               78.7 / 84.0 / 92.9
@@ -88,7 +88,7 @@ def plan(cfg: MaskingConfig) -> Plan:
                  Metric("train_seen_accuracy", "train text, seen masks")],
         settings=settings,
         notes=["Liu et al. 2019, Table 1: static 78.3 / 84.3 / 92.5, dynamic 78.7 / 84.0 / 92.9 "
-               "(SQuAD 2.0 / MNLI-m / SST-2): comparable or slightly better.",
+               "(SQuAD 2.0 F1 / MNLI-m / SST-2, dev sets as in all of the paper's §4): comparable or slightly better.",
                "Every model reads the same small corpus for about 90 epochs; seen − fresh masks on the "
                "training text measures how much of its masks a model memorised."])
 

@@ -2,8 +2,8 @@
 document? (Liu et al. 2019, "RoBERTa", §4.2 and Table 2.)
 
 The paper pre-trains BERT-base-sized models on BOOKCORPUS + WIKIPEDIA with four input formats
-(inputs of at most 512 tokens) and fine-tunes them. Table 2 (SQuAD 1.1 / 2.0 as F1, MNLI-m,
-SST-2, RACE as accuracy; quoted from the paper as recalled here, so treat the last digit with care):
+(inputs of at most 512 tokens) and fine-tunes them. Table 2 (development sets, as every table of
+the paper's §4: SQuAD 1.1 / 2.0 as F1, MNLI-m, SST-2, RACE as accuracy):
 
     SEGMENT-PAIR + NSP    90.4 / 78.7   84.0   92.9   64.2   BERT's inputs: two segments of sentences
     SENTENCE-PAIR + NSP   88.7 / 76.2   82.9   92.1   63.0   one sentence per segment
@@ -133,8 +133,8 @@ def plan(cfg: RobertaInputsConfig) -> Plan:
                  Metric("mlm_accuracy", "MLM accuracy (shared held-out blocks)"),
                  Metric("tokens_seen_k", "tokens seen (k)", percent=False)],
         settings=settings,
-        notes=["Liu et al. 2019, Table 2 (SQuAD 1.1/2.0 F1, MNLI-m, SST-2, RACE): SEGMENT-PAIR+NSP 90.4/78.7, 84.0, "
-               "92.9, 64.2; SENTENCE-PAIR+NSP 88.7/76.2, 82.9, 92.1, 63.0; FULL-SENTENCES 90.4/79.1, 84.7, 92.5, "
+        notes=["Liu et al. 2019, Table 2 (SQuAD 1.1/2.0 F1, MNLI-m, SST-2, RACE; dev sets): SEGMENT-PAIR+NSP "
+               "90.4/78.7, 84.0, 92.9, 64.2; SENTENCE-PAIR+NSP 88.7/76.2, 82.9, 92.1, 63.0; FULL-SENTENCES 90.4/79.1, 84.7, 92.5, "
                "64.8; DOC-SENTENCES 90.6/79.7, 84.7, 92.7, 65.6.",
                f"Held equal: {settings['steps']} optimizer steps of at most {settings['tokens_per_batch']:,} tokens "
                f"each (inputs are added to a step while they fit; checked: every run's tokens seen is within "
