@@ -21,8 +21,9 @@ def register(sub):
     families = available()
     p = sub.add_parser(
         "train", help="pre-train a family: " + ", ".join(families),
-        description="Pre-train one family on the synthetic corpus (or --corpus FILE) with AdamW, "
-                    "warm-up + cosine decay and gradient clipping. Shows a progress bar (loss, tokens/s, "
+        description="Pre-train one family on the synthetic corpus (or --corpus FILE, or --corpus real: the "
+                    "English text the kit ships) with AdamW, warm-up + cosine decay and gradient clipping. "
+                    "Shows a progress bar (loss, tokens/s, "
                     "ETA) on stderr, evaluates on held-out data, writes OUT/checkpoint.npz atomically, "
                     "OUT/history.json and OUT/loss.png, and ends with a summary that compares the "
                     "held-out result with a baseline the command computes. Each family has its own "

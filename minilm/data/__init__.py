@@ -8,7 +8,8 @@ text file a user gives it. One idea per file:
 * ``synthetic.py``     — the seeded synthetic corpus (topics, agreement, multi-token names) and probes
 * ``downstream.py``    — labelled tasks: sentiment with negation, a three-class entailment task
 * ``seq2seq_tasks.py`` — T5-style prefixed tasks: ``reverse: a b c`` -> ``c b a``
-* ``corpus_file.py``   — a user's text file as documents of sentences (``--corpus FILE``)
+* ``corpus_file.py``   — a user's text file as documents of sentences (``--corpus FILE``), or the
+                         shipped English text (``--corpus real``, in ``real/``)
 * ``batching.py``      — padding, batches, GPT's next-token blocks, train/validation split
 * ``packing.py``       — RoBERTa's FULL-SENTENCES / DOC-SENTENCES blocks (Task 6.1 slots)
 * ``nsp.py``           — BERT's [CLS] A [SEP] B [SEP] pairs for NSP (Task 5.3 slots; one-sentence pairs)
@@ -24,7 +25,7 @@ from .synthetic import (AgreementProbe, agreement_probes, documents_to_text, syn
 from .downstream import (ENTAILMENT_LABELS, EntailmentExample, SentimentExample, entailment_dataset,
                          sentiment_dataset)
 from .seq2seq_tasks import SEQ2SEQ_TASKS, seq2seq_dataset, seq2seq_target
-from .corpus_file import encode_documents, read_corpus, split_sentences, write_corpus
+from .corpus_file import REAL_CORPUS, corpus_path, encode_documents, read_corpus, split_sentences, write_corpus
 from .batching import batches, lm_blocks, pad_batch, sample_lm_batch, train_val_split
 from .packing import PACKING_MODES, pack_doc_sentences, pack_full_sentences, pack_sentences, roberta_blocks
 from .nsp import NSPInstance, create_nsp_instances, nsp_arrays, sentence_pair_instances, truncate_seq_pair
@@ -37,7 +38,7 @@ __all__ = [
     "synthetic_sentence", "word_similarity_pairs",
     "ENTAILMENT_LABELS", "EntailmentExample", "SentimentExample", "entailment_dataset", "sentiment_dataset",
     "SEQ2SEQ_TASKS", "seq2seq_dataset", "seq2seq_target",
-    "encode_documents", "read_corpus", "split_sentences", "write_corpus",
+    "REAL_CORPUS", "corpus_path", "encode_documents", "read_corpus", "split_sentences", "write_corpus",
     "batches", "lm_blocks", "pad_batch", "sample_lm_batch", "train_val_split",
     "PACKING_MODES", "pack_doc_sentences", "pack_full_sentences", "pack_sentences", "roberta_blocks",
     "NSPInstance", "create_nsp_instances", "nsp_arrays", "sentence_pair_instances", "truncate_seq_pair",

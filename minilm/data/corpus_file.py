@@ -9,17 +9,26 @@ The format, which BERT's ``create_pretraining_data.py`` also uses:
   sentences and ``"the dog runs . the cat sleeps ."`` too. Leading/trailing spaces are stripped;
   the words themselves are kept as they are (tokenizers lower-case if they want to).
 
+A file whose name ends in ``.gz`` is read through gzip. The word ``real`` (``--corpus real``) names
+the English text that ships with minilm: the Jargon File 4.4.7 (public domain), cleaned to running
+prose by ``tools/make_real_corpus.py``, 1.27 MB, one lexicon entry or chapter section a document
+(see ``minilm/data/real/README.md``). A file called ``real`` is ``./real``.
+
 ``write_corpus`` writes the same format (one sentence per line), so ``read_corpus`` reads it back.
 """
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import zlib
 from typing import Callable
 
 from autograd.errors import MiniLMError
 
-__all__ = ["read_corpus", "write_corpus", "split_sentences", "encode_documents"]
+__all__ = ["REAL_CORPUS", "corpus_path", "read_corpus", "write_corpus", "split_sentences", "encode_documents"]
+
+REAL_CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real", "jargon-4.4.7.txt.gz")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -29,13 +38,21 @@ def split_sentences(line: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(line.strip()) if s.strip()]
 
 
-def read_corpus(path) -> list[list[str]]:
-    """The documents of the text file at ``path``, each a list of sentence strings.
+def corpus_path(corpus) -> str:
+    """The file that ``--corpus`` names: ``"real"`` is the shipped text (:data:`REAL_CORPUS`), anything
+    else a path."""
+    return REAL_CORPUS if corpus == "real" else os.fspath(corpus)
 
-    Raises ``MiniLMError`` naming the path when the file is missing or unreadable, is not UTF-8
-    (with the byte offset of the first bad byte), or holds no text at all.
+
+def read_corpus(path) -> list[list[str]]:
+    """The documents of the text file at ``path`` (``"real"``: the shipped corpus; ``*.gz``: gzip),
+    each a list of sentence strings.
+
+    Raises ``MiniLMError`` naming the path when the file is missing or unreadable, is not gzip
+    although named ``.gz``, is not UTF-8 (with the byte offset of the first bad byte), or holds no
+    text at all.
     """
-    path = os.fspath(path)
+    path = corpus_path(path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -45,6 +62,11 @@ def read_corpus(path) -> list[list[str]]:
         raise MiniLMError(f"read_corpus: {path!r} is a directory, expected a text file") from None
     except OSError as e:
         raise MiniLMError(f"read_corpus: cannot read {path!r}: {e.strerror or e}") from None
+    if path.endswith(".gz"):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:   # gzip.BadGzipFile is an OSError
+            raise MiniLMError(f"read_corpus: {path!r} is named .gz but is not a whole gzip file: {e}") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -107,7 +107,9 @@ PAPERS = ("Papers (fine-tuned MNLI-m, each on its own data and budget; test = th
 @dataclass(frozen=True)
 class BakeoffConfig:
     """``minilm experiment bakeoff``: the text and the size every family shares. ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # a UTF-8 text file as `minilm train --corpus` reads it (default: synthetic)
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 300                 # synthetic documents (without --corpus), 10% held out
     vocab_size: int = 400           # every family's tokenizer is trained to this size
     seq_len: int = 40               # tokens per pre-training sequence (and the probes' longest input)

@@ -86,7 +86,9 @@ _LABELS = {"infilling": "text infilling", "masking": "token masking", "deletion"
 class BartNoisingConfig:
     """``minilm experiment bart-noising``: the BART recipe's sizes, a shorter schedule, the probe's
     data. ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # a UTF-8 text file as `minilm train --corpus` reads it (default: synthetic)
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 400                 # synthetic documents (10% held out)
     steps: int = 400                # pre-training steps of every condition
     lr: float = 2e-3                # peak learning rate

@@ -55,8 +55,9 @@ TOKEN_TOLERANCE = 0.02    # a run's tokens read may differ from blocks × mean b
 class BatchSizeConfig(RobertaExperimentConfig):
     """``minilm experiment batch-size``: the same blocks read in batches of different sizes (the model
     and probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
-                                    # line) instead of the synthetic corpus
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 800                 # synthetic documents, 10% held out
     batch_sizes: str = "8,32,128"   # the batch sizes compared, comma-separated
     ref_batch: int = 32             # the batch that trains for --steps steps at --lr

@@ -52,8 +52,9 @@ HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a 
 class DataAndStepsConfig(RobertaExperimentConfig):
     """``minilm experiment data-and-steps``: corpus size × steps at one model and batch (the model and
     probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # a UTF-8 text file (documents separated by blank lines, one sentence per
-                                    # line) instead of the synthetic corpus
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
     small_docs: int = 200           # documents of the small corpus
     large_docs: int = 800           # documents of the large corpus
     steps: int = 100                # the short runs' steps; the long ones run 2×, the longest 4×

@@ -97,8 +97,9 @@ class UnequalComputeError(MiniLMError):
 class GptVsBertConfig:
     """``minilm experiment gpt-vs-bert``: the pre-training both models share and the downstream data.
     ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # a UTF-8 text file: documents separated by blank lines, one sentence
-                                    # per line (default: the synthetic corpus)
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 400                 # synthetic documents (without --corpus)
     task_text: int = 800            # unlabelled sentiment and entailment sentences added to the pre-training text
     vocab_size: int = 500           # WordPiece vocabulary of both models
