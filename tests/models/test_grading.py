@@ -259,7 +259,12 @@ def test_planted_mistakes_in_a_release(release, tmp_path):
     assert run.returncode == 1, table + run.stderr[-3000:]
     rows = {line.split()[0]: line for line in table.splitlines() if line[:1].isdigit()}
     status = {task: " ".join(line.split()[2:4]) for task, line in rows.items()}
-    assert status["2.3"].startswith("crashed"), rows["2.3"]
+    # 2.3's kernel writes past its output: the process dies, in 2.3's own test or, when the write only
+    # corrupts memory, in a later test of module 2 (seen in CI: a stub 2.1's test). The grader cannot
+    # tell which test wrote (tools/autograder/README.md, "not defended"); the row says crashed and names
+    # numba's missing bounds checks either way
+    crashed = [t for t, st in status.items() if t.startswith("2.") and st.startswith("crashed")]
+    assert crashed and "numba kernel" in table, table
     assert status["7.1"] == "timed out", rows["7.1"]
     assert status["9.1"].startswith("error") and "SyntaxError" in table and "span_corruption.py, line" in table
     assert "printed" in table and "debug prints" in table
@@ -268,7 +273,7 @@ def test_planted_mistakes_in_a_release(release, tmp_path):
         assert got == most and status[task].startswith("passed"), rows[task]
     assert rows["3.4"].split()[2:6] == ["blocked", "by", "Task", "3.2"], rows["3.4"]
     for task, st in status.items():
-        if task not in ("1.1", "1.2", "1.3", "1.4", "1.5", "10.1", "5.2", "2.3", "7.1", "9.1", "3.4"):
+        if task not in ("1.1", "1.2", "1.3", "1.4", "1.5", "10.1", "5.2", "7.1", "9.1", "3.4", *crashed):
             assert st.startswith(("not started", "blocked")), rows[task]
     data = json.loads(results.read_text())
     outputs = [t["output"] for t in data["tests"] if t["name"].startswith("Task 7.1:")]
