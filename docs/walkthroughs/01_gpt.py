@@ -22,7 +22,6 @@ import _checkout  # noqa: F401  (puts the checkout's root on sys.path: see _chec
 import numpy as np
 
 from autograd import no_grad, optim
-import autograd.functional as F
 from minilm.downstream.baselines import NGramLM
 from minilm.data import lm_blocks, sample_lm_batch, synthetic_corpus, train_val_split
 from minilm.models.gpt import GPT, GPTConfig
@@ -60,8 +59,10 @@ print(f"vocabulary: {tok.vocab_size} tokens; training stream: {len(train_ids):,}
 # %% [markdown]
 # ## Inputs and targets
 #
-# `sample_lm_batch` cuts windows `x` of `block_size` tokens and their targets `y`, where
-# `y[:, t] = x[:, t + 1]`. Read the two columns below: each target is the token on the next line.
+# `sample_lm_batch` cuts random windows `x` of `block_size` tokens (and `y`, the same windows one
+# token later). The model reads a window and, at each position, predicts the token that comes next:
+# the labels are the window itself, shifted by Task 4.1's `causal_lm_loss`. Read the two columns
+# below: each target is the token on the next line.
 
 # %%
 block_size = 32
@@ -73,14 +74,15 @@ for inp, tgt in list(zip(tok.convert_ids_to_tokens(x[0]), tok.convert_ids_to_tok
 # %% [markdown]
 # ## The model and one forward pass
 #
-# `GPT(config)` returns `(logits, loss)`: one score per vocabulary entry at every position. Before
-# training the loss should be close to log V, the loss of a uniform guess.
+# `model(x, labels=x)` returns `(logits, loss)`: one score per vocabulary entry at every position,
+# and the mean loss of the T − 1 next-token predictions of each window. Before training the loss
+# should be close to log V, the loss of a uniform guess.
 
 # %%
 config = GPTConfig(vocab_size=tok.vocab_size, block_size=block_size, n_layer=2, n_head=4, n_embd=64)
 model = GPT(config, rng=np.random.default_rng(0))
 n_params = sum(p.size for p in model.parameters())
-logits, loss = model(x, y)
+logits, loss = model(x, labels=x)
 print(f"parameters: {n_params:,}")
 print("input ids:", x.shape, "-> logits:", logits.shape, "(B, T, V)")
 print(f"initial loss {loss.item():.3f}  vs  log V = {np.log(tok.vocab_size):.3f}")
@@ -93,20 +95,20 @@ print(f"initial loss {loss.item():.3f}  vs  log V = {np.log(tok.vocab_size):.3f}
 # only the essentials and a short run.
 
 # %%
-val_x, val_y = lm_blocks(val_ids, block_size)
+val_x, _ = lm_blocks(val_ids, block_size)   # held-out windows (N, T)
 
 
 def held_out_loss(m):
     with no_grad():
-        logits, _ = m(val_x[:64])
-        return F.cross_entropy(logits, val_y[:64]).item()
+        _, loss = m(val_x[:64], labels=val_x[:64])
+        return loss.item()
 
 
 optimizer = optim.AdamW(model.parameters(), lr=4e-3)
 print(f"held-out loss before training: {held_out_loss(model):.3f}")
 for step in range(120):
-    x, y = sample_lm_batch(train_ids, block_size, batch_size=16, rng=rng)
-    _, loss = model(x, y)
+    x, _ = sample_lm_batch(train_ids, block_size, batch_size=16, rng=rng)
+    _, loss = model(x, labels=x)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
@@ -121,7 +123,7 @@ print(f"held-out loss after training:  {held_out_loss(model):.3f}")
 
 # %%
 bigram = NGramLM(order=2).fit(train_ids, tok.vocab_size)
-print(f"bigram held-out loss: {bigram.loss(val_x[:64], val_y[:64]):.3f}")
+print(f"bigram held-out loss: {bigram.loss(val_x[:64, :-1], val_x[:64, 1:]):.3f}")   # the same predictions
 
 # %% [markdown]
 # ## What the trained model does: it writes

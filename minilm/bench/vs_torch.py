@@ -74,14 +74,15 @@ class TorchGPT(nn.Module):
         self.ln_f = nn.LayerNorm(n_embd)
         self.register_buffer("mask", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
 
-    def forward(self, idx, targets):
+    def forward(self, idx, labels):
+        """The mean loss of predicting ``labels[:, t + 1]`` at position t (labels aligned with idx)."""
         B, T = idx.shape
         x = self.wte(idx) + self.wpe(torch.arange(T))                      # (B, T, C)
         mask = self.mask[:T, :T]
         for block in self.blocks:
             x = block(x, mask)
         logits = self.ln_f(x) @ self.wte.weight.T                          # (B, T, V), tied
-        return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+        return F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), -1), labels[:, 1:].reshape(B * (T - 1)))
 
     def load_from(self, named_arrays) -> None:
         """Copy weights from ``(name, array)`` pairs with our names (``model.named_parameters()``)."""
@@ -101,11 +102,11 @@ def gpt_mini(sizes, *, seed: int = 0, weights=None, threads: int | None = None):
     if weights is not None:
         model.load_from((name, p.data) for name, p in weights)
     opt = torch.optim.AdamW(model.parameters(), lr=sizes.lr)  # β = (0.9, 0.999), ε = 1e-8, λ = 0.01: ours
-    x, y = (torch.from_numpy(np.ascontiguousarray(a)) for a in gpt_batch(sizes, seed + 1))
+    ids = torch.from_numpy(np.ascontiguousarray(gpt_batch(sizes, seed + 1)))
 
     def step() -> float:
         opt.zero_grad(set_to_none=True)
-        loss = model(x, y)
+        loss = model(ids, ids)
         loss.backward()
         opt.step()
         return float(loss.item())

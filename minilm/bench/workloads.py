@@ -57,9 +57,8 @@ class Workload:
 
 
 def gpt_batch(sizes: Sizes, seed: int) -> tuple:
-    """A fixed (x, y) batch of random token ids, y the next tokens: (B, T) each."""
-    ids = np.random.default_rng(seed).integers(0, sizes.vocab_size, size=(sizes.batch_size, sizes.block_size + 1))
-    return ids[:, :-1], ids[:, 1:]
+    """A fixed batch of random token ids (B, T): the input and, aligned with it, the labels."""
+    return np.random.default_rng(seed).integers(0, sizes.vocab_size, size=(sizes.batch_size, sizes.block_size))
 
 
 def gpt_mini(sizes: Sizes = Sizes(), *, seed: int = 0) -> Workload:
@@ -67,11 +66,11 @@ def gpt_mini(sizes: Sizes = Sizes(), *, seed: int = 0) -> Workload:
                        n_head=sizes.n_head, n_embd=sizes.n_embd, dropout=0.0)
     model = GPT(config, rng=np.random.default_rng(seed))
     opt = optim.AdamW(model.parameters(), lr=sizes.lr)
-    x, y = gpt_batch(sizes, seed + 1)
+    ids = gpt_batch(sizes, seed + 1)
 
     def step() -> float:
         opt.zero_grad()
-        _, loss = model(x, y)
+        _, loss = model(ids, labels=ids)
         loss.backward()
         opt.step()
         return float(loss.item())

@@ -29,27 +29,26 @@ def register(sub):
                     "held-out result with a baseline the command computes. Each family has its own "
                     "options: minilm train FAMILY --help.")
     fam_sub = p.add_subparsers(dest="family", metavar="FAMILY", required=True)
-    for name, module in families.items():
-        summary = (module.__doc__ or "").strip().splitlines()[0]
+    for name, recipe in families.items():
+        doc = sys.modules[recipe.__module__].__doc__ or ""   # the recipe module's docstring
+        summary = doc.strip().splitlines()[0]
         # plain prose from the docstring; argparse %-formats a help string, so escape its %
-        fp = fam_sub.add_parser(name, help=summary.replace("%", "%%"),
-                                description=module.__doc__,
+        fp = fam_sub.add_parser(name, help=summary.replace("%", "%%"), description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         add_common(fp)
         fp.add_argument("--out", type=Path, default=None, help=f"output folder (default runs/{name})")
         fp.add_argument("--resume", action="store_true",
                         help="continue from OUT/checkpoint.npz; the loss curve matches an uninterrupted run")
         fp.add_argument("--no-progress", action="store_true", help="no progress bar")
-        add_options(fp, module.CONFIG, skip=COMMAND_OPTIONS)
-        fp.set_defaults(func=run, recipe_module=module)
+        add_options(fp, recipe.Config, skip=COMMAND_OPTIONS)
+        fp.set_defaults(func=run, recipe_class=recipe)
 
 
 def run(args):
     from minilm.recipes.config import from_args
     from minilm.train import train
-    module = args.recipe_module
-    cfg = from_args(module.CONFIG, args)
-    recipe = module.build(cfg)
+    cfg = from_args(args.recipe_class.Config, args)
+    recipe = args.recipe_class(cfg)
     out = args.out or Path("runs") / args.family
     summary = train(recipe, cfg.train_config(), out, resume=args.resume, progress=not args.no_progress)
     if args.json:

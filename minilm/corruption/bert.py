@@ -48,16 +48,14 @@ def _check_args(op: str, prob: float, max_predictions: int) -> None:
 
 
 def _replace_80_10_10(ids: np.ndarray, positions, *, mask_id: int, vocab_size: int, rng) -> np.ndarray:
-    """BERT's rule at each position, decided separately and in order: [MASK] w.p. 0.8; else keep the
-    original w.p. ½; else a uniformly random id from the whole vocabulary (specials included)."""
+    """BERT's rule at each chosen position: [MASK] w.p. 0.8, a uniformly random id from the whole
+    vocabulary w.p. 0.1 (specials included), the original w.p. 0.1. The rule is Task 5.2's, so it
+    runs Task 5.2's ``mask_tokens`` on the chosen ids with every one of them chosen (prob = 1)."""
     out = ids.copy()
-    for t in positions:
-        if rng.random() < 0.8:
-            out[t] = mask_id
-        elif rng.random() < 0.5:
-            pass  # unchanged, but still predicted
-        else:
-            out[t] = rng.integers(0, vocab_size)
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.size:
+        out[positions], _ = mask_tokens(ids[positions], mask_id=mask_id, vocab_size=vocab_size, special_ids=(),
+                                        rng=rng, prob=1.0)
     return out
 
 

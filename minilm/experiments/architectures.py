@@ -120,9 +120,9 @@ def build_recipe(condition: str, seed: int, settings: dict):
     common = dict(seed=seed, task=s["task"], min_len=s["min_len"], max_len=s["max_len"], n_head=s["n_head"],
                   n_embd=s["n_embd"], batch_size=s["batch_size"])
     if kind == "encdec":
-        recipe = t5.build(replace(t5.CONFIG(), n_layer=s["n_layer"], **common))
+        recipe = t5.T5Recipe(replace(t5.T5RecipeConfig(), n_layer=s["n_layer"], **common))
     else:
-        recipe = prefixlm.build(replace(prefixlm.CONFIG(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
+        recipe = prefixlm.PrefixLMRecipe(replace(prefixlm.PrefixLMRecipeConfig(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
                                         **common))
     tok = recipe.tokenizer
     recipe.model = make_model(condition, s, vocab_size=tok.vocab_size, pad_id=tok.pad_id, eos_id=recipe.eos_id,

@@ -174,22 +174,22 @@ def _recipe(condition: str, settings: dict, seed: int, batch_size: int = 8):
                   n_embd=s["n_embd"], seed=seed, batch_size=batch_size)
     L, half = s["n_layer"], math.ceil(s["n_layer"] / 2)
     if condition == GPT:
-        return gpt.build(replace(gpt.CONFIG(), **common, n_layer=L, block_size=s["seq_len"]))
+        return gpt.GPTRecipe(replace(gpt.GPTRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"]))
     if condition in (BERT, RANDOM, STUDENT):
-        return bert.build(replace(bert.CONFIG(), **common, n_layer=L, max_seq_length=s["seq_len"]))
+        return bert.BertRecipe(replace(bert.BertRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
     if condition == ROBERTA:
-        return roberta.build(replace(roberta.CONFIG(), **common, n_layer=L, tokens_per_sample=s["seq_len"]))
+        return roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), **common, n_layer=L, tokens_per_sample=s["seq_len"]))
     if condition == ELECTRA:
-        return electra.build(replace(electra.CONFIG(), **common, n_layer=L, max_seq_length=s["seq_len"]))
+        return electra.ElectraRecipe(replace(electra.ElectraRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
     if condition == XLNET:
-        return xlnet.build(replace(xlnet.CONFIG(), **common, n_layer=L, block_size=s["seq_len"], name_probes=0))
+        return xlnet.XLNetRecipe(replace(xlnet.XLNetRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"], name_probes=0))
     if condition == T5:
-        return t5.build(replace(t5.CONFIG(), **common, n_layer=half, input_length=s["seq_len"]))
+        return t5.T5Recipe(replace(t5.T5RecipeConfig(), **common, n_layer=half, input_length=s["seq_len"]))
     if condition == BART:
-        return bart.build(replace(bart.CONFIG(), **common, n_layer=half, max_length=s["seq_len"]))
+        return bart.BartRecipe(replace(bart.BartRecipeConfig(), **common, n_layer=half, max_length=s["seq_len"]))
     if condition == DEBERTA:
         from minilm.models.deberta import DebertaForMaskedLM
-        recipe = deberta.build(replace(deberta.CONFIG(), **common, n_layer=L, max_seq_length=s["seq_len"],
+        recipe = deberta.DebertaRecipe(replace(deberta.DebertaRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"],
                                        bert_steps=0))
         # its rows are single sentences, so the recipe sizes the (EMD-only) absolute positions to the
         # longest one; the probes' sentence pairs are longer: give it seq_len positions like the others

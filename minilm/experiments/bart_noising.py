@@ -148,7 +148,7 @@ def recipe_config(settings: dict, seed: int, noising: str):
     from minilm.recipes import bart
     keys = ("corpus", "docs", "batch_size", "max_length", "mask_ratio", "n_layer", "n_head", "n_embd",
             "vocab_size", "steps", "lr", "warmup")
-    return replace(bart.CONFIG(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
+    return replace(bart.BartRecipeConfig(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
 
 
 def expected_target_tokens(recipe, steps: int, seed: int) -> int:
@@ -205,7 +205,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     if condition not in (*CONDITIONS, REFERENCE, NO_ENCODER):
         raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of "
                          f"{[*CONDITIONS, REFERENCE, NO_ENCODER]}")
-    recipe = bart.build(recipe_config(settings, seed, CONDITIONS.get(condition, "infilling+permutation")))
+    recipe = bart.BartRecipe(recipe_config(settings, seed, CONDITIONS.get(condition, "infilling+permutation")))
     if condition == NO_ENCODER:
         return no_encoder(recipe, seed, settings)
     out = {"encoder_tokens": 0.0, "target_tokens": 0.0, "encoder_per_target": float("nan")}

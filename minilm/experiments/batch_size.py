@@ -140,7 +140,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in rows:
         raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {list(rows)}")
     B, steps, lr, warmup = rows[condition]
-    recipe = roberta.build(recipe_config(settings, seed, batch_size=B))
+    recipe = roberta.RobertaRecipe(recipe_config(settings, seed, batch_size=B))
     seen = tokens_seen(recipe, steps)
     check_tokens(seen, B * steps, float(np.mean([len(b) for b in recipe.train_blocks])))
     pretrain(recipe, steps, lr, warmup, seed)

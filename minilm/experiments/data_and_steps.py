@@ -156,7 +156,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
             write_corpus(pool[:n_docs], corpus)
         cfg = recipe_config({**settings, "corpus": corpus}, seed, docs=n_docs, batch_size=settings["batch_size"])
         train_docs = len(load_documents(cfg)[0])
-        recipe = roberta.build(cfg)
+        recipe = roberta.RobertaRecipe(cfg)
     pairs = heldout_pairs(recipe, held_docs, settings, seed)
     seen = tokens_seen(recipe, steps)
     pretrain(recipe, steps, settings["lr"], min(settings["warmup"], steps), seed)

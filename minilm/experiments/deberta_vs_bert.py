@@ -116,7 +116,7 @@ def _recipe_config(settings: dict, seed: int):
     from minilm.recipes import deberta
     keys = ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
             "batch_size")  # steps and lr go to the training loop, not the recipe
-    return replace(deberta.CONFIG(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
+    return replace(deberta.DebertaRecipeConfig(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
 
 
 def held_out_mlm(data, logits_fn) -> dict:
@@ -179,7 +179,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     from minilm.models.deberta import DebertaForMaskedLM
     from minilm.recipes import deberta
     from minilm.train import TrainConfig, train
-    data = deberta.build(_recipe_config(settings, seed))       # sentences, tokenizer, masks; a DeBERTa
+    data = deberta.DebertaRecipe(_recipe_config(settings, seed))       # sentences, tokenizer, masks; a DeBERTa
     if condition == REFERENCE:
         return _reference(data)
     if condition == BERT:

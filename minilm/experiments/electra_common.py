@@ -72,7 +72,7 @@ def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides
     from minilm.train import train
     sizes = {k: settings[k] for k in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
                                       "vocab_size")}
-    recipe = electra.build(replace(electra.CONFIG(), seed=seed, **sizes, **overrides))
+    recipe = electra.ElectraRecipe(replace(electra.ElectraRecipeConfig(), seed=seed, **sizes, **overrides))
     steps = int(settings["steps"] if steps is None else steps)
     if steps == 0:
         return recipe, {}

@@ -199,9 +199,9 @@ def build_recipe(family: str, settings: dict, seed: int, corpus_path: str):
                   n_head=settings["n_head"], n_embd=settings["n_embd"], batch_size=settings["batch_size"],
                   steps=settings["steps"], lr=settings["lr"], warmup=settings["warmup"])
     if family == "gpt":
-        return gpt.build(replace(gpt.CONFIG(), block_size=settings["seq_len"], **common))
+        return gpt.GPTRecipe(replace(gpt.GPTRecipeConfig(), block_size=settings["seq_len"], **common))
     if family == "bert":
-        return bert.build(replace(bert.CONFIG(), max_seq_length=settings["seq_len"], **common))
+        return bert.BertRecipe(replace(bert.BertRecipeConfig(), max_seq_length=settings["seq_len"], **common))
     raise ValueError(f"{NAME}: family={family!r}, expected 'gpt' or 'bert'")
 
 

@@ -142,7 +142,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in CONDITIONS and condition != REFERENCE:
         raise ValueError(f"masking: unknown condition {condition!r}")
     masking, copies = CONDITIONS.get(condition, ("dynamic", 1))
-    recipe = roberta.build(replace(roberta.CONFIG(), seed=seed, docs=settings["docs"], masking=masking,
+    recipe = roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), seed=seed, docs=settings["docs"], masking=masking,
                                    static_copies=copies, tokens_per_sample=settings["tokens_per_sample"],
                                    batch_size=settings["batch_size"], n_layer=settings["n_layer"],
                                    n_head=settings["n_head"], n_embd=settings["n_embd"],

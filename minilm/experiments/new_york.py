@@ -102,15 +102,15 @@ def plan(cfg: NewYorkConfig) -> Plan:
                "gives p(York | New, context)."])
 
 
-def _recipe_config(module, settings: dict, seed: int, **extra):
+def _recipe_config(recipe_class, settings: dict, seed: int, **extra):
     """A recipe's defaults with this experiment's sizes."""
     sizes = {key: settings[key] for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size")}
-    return replace(module.CONFIG(), seed=seed, **sizes, **extra)
+    return replace(recipe_class.Config(), seed=seed, **sizes, **extra)
 
 
-def _train(recipe, module, settings: dict, seed: int):
+def _train(recipe, settings: dict, seed: int):
     from minilm.train import TrainConfig, train
-    lr = module.CONFIG().lr  # the recipe's default peak learning rate
+    lr = recipe.Config().lr  # the recipe's default peak learning rate
     steps = settings["steps"]
     cfg = TrainConfig(steps=steps, lr=lr, warmup=max(1, steps // 10), eval_every=steps, checkpoint_every=steps,
                       seed=seed)
@@ -164,9 +164,9 @@ def _xlnet(seed: int, settings: dict):
     key = (seed, json.dumps(settings, sort_keys=True))
     if key not in _CACHE:
         _CACHE.clear()                                     # keep one model: the runner goes seed by seed
-        recipe = xlnet.build(_recipe_config(xlnet, settings, seed, K=settings["K"], block_size=settings["block_size"],
+        recipe = xlnet.XLNetRecipe(_recipe_config(xlnet.XLNetRecipe, settings, seed, K=settings["K"], block_size=settings["block_size"],
                                             name_probes=0))
-        _train(recipe, xlnet, settings, seed)
+        _train(recipe, settings, seed)
         _CACHE[key] = recipe
     return _CACHE[key]
 
@@ -180,14 +180,14 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
                                      order=XLNET_ORDERS[condition])
     elif condition == BERT:
         from minilm.recipes import bert
-        recipe = bert.build(_recipe_config(bert, settings, seed, max_seq_length=settings["bert_max_seq_length"]))
+        recipe = bert.BertRecipe(_recipe_config(bert.BertRecipe, settings, seed, max_seq_length=settings["bert_max_seq_length"]))
         probes = probes_for(recipe.tokenizer, settings, seed)
-        predicted = bert_predict(_train(recipe, bert, settings, seed), recipe.tokenizer, probes)
+        predicted = bert_predict(_train(recipe, settings, seed), recipe.tokenizer, probes)
     elif condition == REFERENCE:                     # the recipes' corpus and tokenizer, no model
         from minilm.recipes.common import load_documents, stream, texts
         from minilm.tokenizers import WordPieceTokenizer
         from minilm.recipes import xlnet
-        train_docs, _ = load_documents(_recipe_config(xlnet, settings, seed))
+        train_docs, _ = load_documents(_recipe_config(xlnet.XLNetRecipe, settings, seed))
         tok = WordPieceTokenizer.train(texts(train_docs), settings["vocab_size"])
         probes = probes_for(tok, settings, seed)
         predicted = fill_names(probes, most_frequent_name(stream(train_docs, tok), tok))

@@ -49,7 +49,7 @@ def recipe_config(settings: dict, seed: int, **changes):
     """The RoBERTa recipe's defaults with the experiment's sizes (and ``changes``)."""
     from minilm.recipes import roberta
     keys = ("corpus", "docs", "tokens_per_sample", "n_layer", "n_head", "n_embd", "vocab_size")
-    return replace(roberta.CONFIG(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
+    return replace(roberta.RobertaRecipeConfig(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
 
 
 def pretrain(recipe, steps: int, lr: float, warmup: int, seed: int) -> None:

@@ -162,7 +162,7 @@ def recipe_config(condition: str, seed: int, settings: dict):
     if condition not in CONDITIONS:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
     keys = ("corpus", "docs", "tokens_per_sample", "tokens_per_batch", "n_layer", "n_head", "n_embd", "vocab_size")
-    return replace(roberta.CONFIG(), seed=seed, packing=FORMATS.get(condition, "full"),
+    return replace(roberta.RobertaRecipeConfig(), seed=seed, packing=FORMATS.get(condition, "full"),
                    **{k: settings[k] for k in keys})
 
 
@@ -251,7 +251,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     from minilm.recipes import roberta
     from minilm.train import TrainConfig, train
     cfg = recipe_config(condition, seed, settings)
-    recipe = roberta.build(cfg)
+    recipe = roberta.RobertaRecipe(cfg)
     seen = 0
     if condition != REFERENCE:
         steps = settings["steps"]

@@ -54,11 +54,19 @@ def _previous_runs(path: Path, name: str, settings: dict) -> dict:
     return {(r["condition"], r["seed"]): r for r in old.get("runs", [])}
 
 
+TRACE_ENV = "MINILM_TRACE_SLOTS"  # a file: each run appends the task slots it called, "module name" a line
+
+
 def _run_pair(module_name: str, condition: str, seed: int, settings: dict) -> dict:
     import importlib
+    from autograd import tasks
     module = importlib.import_module(module_name)
     t0, c0 = time.time(), time.process_time()
-    metrics = module.run_one(condition, seed, settings)
+    with tasks.trace() as seen:
+        metrics = module.run_one(condition, seed, settings)
+    if os.environ.get(TRACE_ENV):  # the experiments' slow tests check minilm/recipes/slot_paths.json with it
+        with open(os.environ[TRACE_ENV], "a", encoding="utf-8") as f:
+            f.write("".join(f"{m} {n}\n" for m, n in sorted(seen)))
     metrics = {k: float(v) for k, v in metrics.items()}
     metrics = {k: v if math.isfinite(v) else None for k, v in metrics.items()}  # NaN is not JSON: null, shown "–"
     return {"condition": condition, "seed": seed, "metrics": metrics,

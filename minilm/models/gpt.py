@@ -3,7 +3,7 @@
     h₀ = wte[x] + wpe[0..T-1]                              token + learned position (Task 3.3)
     hₗ = Block_pre-LN(hₗ₋₁, causal mask),  l = 1..L       x += Attn(LN₁ x); x += MLP(LN₂ x) (Task 3.4)
     logits = LN_f(h_L) · wteᵀ                              tied output, no bias (Task 4.1)
-    loss = mean_t CE(logits_t, x_{t+1})                    teacher forcing (Task 4.1)
+    loss = mean_t CE(logits_t, x_{t+1}), t < T             teacher forcing (Task 4.1)
 
 GPT-2's choices (Radford et al. 2019, §2.3; openai/gpt-2, src/model.py): pre-LN blocks with a final
 ``ln_f``, LayerNorm ε = 1e-5,
@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import autograd.functional as F
 from autograd import nn, no_grad, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm import decoding
@@ -39,7 +38,6 @@ from .config_checks import check_config, check_dropout, check_heads, check_posit
 causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")
 tied_lm_logits = tasks.bind("task04_gpt.loss", "tied_lm_logits")
 
-IGNORE_INDEX = -100  # a target that adds nothing to the loss (PyTorch / Hugging Face)
 
 
 @dataclass
@@ -123,13 +121,12 @@ class GPTStack(nn.Module):
 
 
 class GPT(GPTStack):
-    """``model(idx, targets=None) -> (logits (B, T, V), loss or None)``.
+    """``model(idx, labels=None) -> (logits (B, T, V), loss or None)``.
 
-    ``targets`` (B, T) are the **next** tokens, nanoGPT's convention: ``targets[:, t]`` is the
-    token that follows ``idx[:, t]`` (the data loaders' ``x, y`` with ``y[:, t] = x[:, t + 1]``),
-    or -100 where nothing should be predicted; the loss is the mean cross-entropy over the rest.
-    With only a sequence in hand, ``model.lm_loss(ids)`` does the shift itself (Task 4.1's
-    ``causal_lm_loss``): the loss of ``ids[:, 1:]`` given ``ids[:, :-1]``.
+    ``labels`` (B, T) are **aligned with** ``idx`` (transformers' convention: usually ``labels =
+    idx``, with -100 wherever nothing should be predicted): Task 4.1's ``causal_lm_loss`` scores
+    ``logits[:, t]`` against ``labels[:, t + 1]``, so a window of T tokens gives T − 1 predictions.
+    The model, ``minilm train gpt``, the benchmark and the experiments all take this one path.
     """
 
     config_class = GPTConfig
@@ -137,32 +134,27 @@ class GPT(GPTStack):
     def __init__(self, config: GPTConfig, *, rng: np.random.Generator | None = None):
         super().__init__(config, rng=rng)
 
-    def forward(self, idx, targets=None, attention_mask=None):
-        """idx (B, T) ids; targets (B, T) the next tokens or None; attention_mask (B, T) 1/0 or None:
-        with it a padded key is hidden from every query too (transformers' GPT2LMHeadModel)."""
+    def forward(self, idx, labels=None, attention_mask=None):
+        """idx (B, T) ids; labels (B, T) aligned with idx, or None; attention_mask (B, T) 1/0 or
+        None: with it a padded key is hidden from every query too (transformers' GPT2LMHeadModel)."""
         cfg = self.config
         idx = check_token_ids("GPT", idx, cfg.vocab_size)    # (B, T) ints in [0, V)
         B, T = idx.shape
         self.check_length(T)
-        x = embed_inputs(idx, self.wte.weight, self.wpe.weight)  # (B, T, C)
+        x = embed_inputs(idx, self.wte.weight, self.wpe.weight)  # (B, T, C)         Task 3.3
         mask = causal_mask(T)                                   # (T, T): no peeking ahead
         if attention_mask is not None:
             if np.shape(attention_mask) != (B, T):
                 raise ShapeError(f"GPT: attention_mask of shape {np.shape(attention_mask)}, expected {(B, T)}")
             mask = mask & padding_mask(attention_mask)          # (B, 1, T, T)
-        x = self.run_blocks(x, mask)                            # (B, T, C)
-        logits = tied_lm_logits(x, self.wte.weight)             # (B, T, V)
-        loss = None
-        if targets is not None:                                 # already shifted: next tokens
-            loss = F.cross_entropy(logits, np.asarray(targets), ignore_index=IGNORE_INDEX)
+        x = self.run_blocks(x, mask)                            # (B, T, C)          Task 3.4
+        logits = tied_lm_logits(x, self.wte.weight)             # (B, T, V)          Task 4.1
+        loss = None if labels is None else causal_lm_loss(logits, np.asarray(labels))  # Task 4.1: the shift
         return logits, loss
 
     def lm_loss(self, ids):
-        """The teacher-forced loss of whole sequences ``ids`` (B, T): every token from the second on
-        is predicted from the ones before it (Task 4.1's ``causal_lm_loss`` shifts the targets).
-        Equals ``model(ids[:, :-1], ids[:, 1:])[1]`` — the causal mask makes the two agree."""
-        logits, _ = self(ids)
-        return causal_lm_loss(logits, np.asarray(ids))
+        """The teacher-forced loss of whole sequences ``ids`` (B, T): ``model(ids, labels=ids)``'s."""
+        return self(ids, labels=ids)[1]
 
     # ---- decoding ----------------------------------------------------------------------------
     def _next_logits(self, ids: np.ndarray) -> np.ndarray:

@@ -6,16 +6,19 @@ A recipe module ``minilm/recipes/FAMILY.py`` defines
                           (``minilm train FAMILY --help`` is generated from it: minilm/recipes/config.py);
                           it extends ``RecipeConfig`` (minilm.train's schedule: steps, lr, warm-up, ...),
                           or ``CorpusConfig`` (+ --corpus, --docs) for a family that reads documents
-    CONFIG                that dataclass
-    build(cfg) -> Recipe  the object ``minilm.train.train`` trains (the protocol below)
-    describe              the recipe's ``describe``, at module level
+    FamilyRecipe          the object ``minilm.train.train`` trains (the protocol below), built as
+                          ``FamilyRecipe(cfg)`` and registered with the decorator :func:`recipe`::
+
+        @recipe("roberta", config=RobertaRecipeConfig, chapter=6,
+                variants={"static": {"masking": "static"}, "wwm": {"whole_word_mask": True}})
+        class RobertaRecipe: ...
 
 Experiments and tests change a setting with ``dataclasses.replace``::
 
     from dataclasses import replace
-    from minilm.recipes import roberta
-    cfg = replace(roberta.CONFIG(), masking="static", seed=3)
-    recipe = roberta.build(cfg)
+    from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
+    cfg = replace(RobertaRecipeConfig(), masking="static", seed=3)
+    recipe = RobertaRecipe(cfg)
     summary = train(recipe, cfg.train_config(), out_dir)
 
 To add a family:
@@ -24,18 +27,18 @@ To add a family:
 2. The lessons it needs as task slots under ``solutions/taskNN_*/`` (then ``python
    tools/make_exercises.py``), a graded test in ``tests/graded/`` and a page in ``docs/tasks/`` (and
    ``docs/tasks/zh-TW/``); the library binds each slot once, with ``autograd.tasks.bind``.
-3. ``minilm/recipes/FAMILY.py``: ``FamilyRecipeConfig``, the recipe class (the protocol below,
-   ``describe`` included), ``CONFIG``, ``describe`` and ``build``.
-4. The registry: a line in ``FAMILIES`` below (``minilm train --help`` lists it from there).
-5. The slots its path runs: an entry in ``PATHS`` of ``minilm/recipes/slot_paths.py`` (recorded with
-   ``autograd.tasks.trace``; tests/models/test_recipe_slots.py checks it), so that ``minilm --impl
-   exercises train FAMILY`` names the unfinished tasks.
-6. Checkpoints need nothing more if the model is built as ``Model(config, *, rng)``: the checkpoint
+3. ``minilm/recipes/FAMILY.py``: ``FamilyRecipeConfig`` and the recipe class (the protocol below,
+   ``describe`` included) under ``@recipe(...)``: :func:`available` finds it by importing every module
+   of this package, and ``minilm train --help`` lists it in chapter order.
+4. The slots its path runs: ``python tools/make_slot_paths.py`` traces a short run of the family and
+   of each of its ``variants`` into ``slot_paths.json`` (tests/models/test_recipe_slots.py checks the
+   file is current), so that ``minilm --impl exercises train FAMILY`` names the unfinished tasks.
+5. Checkpoints need nothing more if the model is built as ``Model(config, *, rng)``: the checkpoint
    names the model's and the config's classes (``minilm/checkpoint.py:model_meta``).
-7. A test: ``tests/models/test_FAMILY.py`` (a 2-step ``train`` of a tiny ``replace(CONFIG(), ...)``,
+6. A test: ``tests/models/test_FAMILY.py`` (a 2-step ``train`` of a tiny ``replace(FamilyRecipeConfig(), ...)``,
    ``describe`` on the summary); tests/models/test_cli_help.py (its ``--help``) and
    tests/models/test_recipe_config.py (a comment on every field) pick the family up by themselves.
-8. Docs: the README's "Results in miniature" block and its list of families (README.zh-TW.md too).
+7. Docs: the README's "Results in miniature" block and its list of families (README.zh-TW.md too).
 """
 from __future__ import annotations
 
@@ -44,25 +47,12 @@ from typing import Any, Protocol
 
 from autograd.errors import MiniLMError
 
-FAMILIES = {
-    "gpt": "minilm.recipes.gpt",
-    "bert": "minilm.recipes.bert",
-    "roberta": "minilm.recipes.roberta",
-    "electra": "minilm.recipes.electra",
-    "xlnet": "minilm.recipes.xlnet",
-    "t5": "minilm.recipes.t5",
-    "bart": "minilm.recipes.bart",
-    "prefixlm": "minilm.recipes.prefixlm",
-    "distill": "minilm.recipes.distill",
-    "transformer-xl": "minilm.recipes.transformer_xl",
-    "deberta": "minilm.recipes.deberta",
-}
-
 
 class Recipe(Protocol):
-    """What ``minilm.train.train`` needs of a family (``build(cfg)`` returns one)."""
+    """What ``minilm.train.train`` needs of a family (``FamilyRecipe(cfg)`` is one)."""
 
-    family: str          # the registry name; a checkpoint records it, and --resume checks it
+    family: str          # the registry name (set by @recipe); a checkpoint records it, --resume checks it
+    Config: type         # its config dataclass (set by @recipe)
     model: Any           # the autograd ``nn.Module`` that is trained
     model_config: Any    # its config dataclass, saved with the checkpoint
     tokenizer: Any       # saved with the checkpoint; None when the data is token ids only
@@ -83,9 +73,62 @@ class Recipe(Protocol):
         """The summary ``minilm train`` prints: the result against the baselines."""
 
 
+_REGISTRY: dict[str, type] = {}   # family -> recipe class, filled by @recipe as the modules import
+_HELPERS = ("common", "config", "seq2seq", "slots")  # modules of this package that hold no recipe
+
+
+def recipe(family: str, *, config: type, chapter: int, variants: dict | None = None):
+    """Class decorator: register a recipe class as ``minilm train FAMILY``.
+
+    ``config``: its config dataclass (``cls.Config``); ``chapter``: the course module that teaches
+    the family (Task N), the order of ``minilm train --help``; ``variants``: ``{name: {field:
+    value}}``, the settings that change which task slots a run calls (``minilm train roberta
+    --masking static`` is the variant ``roberta:static``; see :func:`variant_keys`)."""
+    def register(cls):
+        if family in _REGISTRY and _REGISTRY[family] is not cls:
+            raise MiniLMError(f"@recipe: two recipes claim the family {family!r}: "
+                              f"{_REGISTRY[family].__module__} and {cls.__module__}")
+        cls.family, cls.Config, cls.chapter, cls.variants = family, config, chapter, dict(variants or {})
+        _REGISTRY[family] = cls
+        return cls
+    return register
+
+
 def available() -> dict:
-    """``{family: recipe module}`` for every family of ``FAMILIES``, imported (:func:`import_all`)."""
-    return import_all(FAMILIES, "family")
+    """``{family: recipe class}`` of every recipe of this package, in chapter order.
+
+    Imports every module of ``minilm/recipes/`` (:func:`import_all`): a module that fails to import
+    is an error naming it, not a family that silently disappears from ``minilm train``."""
+    import pkgutil
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _HELPERS)
+    import_all({name: f"{__name__}.{name}" for name in names}, "recipe module")
+    return dict(sorted(_REGISTRY.items(), key=lambda item: (item[1].chapter, item[0])))
+
+
+def get(family: str) -> type:
+    """The recipe class of ``family`` (an error that lists the families when there is none)."""
+    families = available()
+    if family not in families:
+        raise MiniLMError(f"minilm: no recipe {family!r}; the families are {', '.join(families)}")
+    return families[family]
+
+
+def variant_keys(cls, cfg) -> list[str]:
+    """``["roberta", "roberta:static", ...]``: the family and each of its variants that ``cfg`` selects.
+
+    A variant is selected when every field it names has its value in ``cfg``. A '+'-joined str value
+    (BART's ``--noising infilling+permutation+rotation``) adds to the default's parts: the variant is
+    selected when ``cfg``'s value has the parts it adds (``--noising masking+rotation`` too)."""
+    default = cls.Config()
+
+    def selects(field, want):
+        have = getattr(cfg, field)
+        if isinstance(want, str) and "+" in want:
+            adds = set(want.split("+")) - set(str(getattr(default, field)).split("+"))
+            return adds <= set(str(have).split("+"))
+        return have == want
+    return [cls.family] + [f"{cls.family}:{name}" for name, fields in cls.variants.items()
+                           if all(selects(f, v) for f, v in fields.items())]
 
 
 def import_all(table: dict[str, str], kind: str) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograd.errors import ConfigError
+from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes.seq2seq import Seq2SeqRecipe
 
@@ -60,9 +61,9 @@ def sentence_blocks(docs, tok, max_length: int) -> list[np.ndarray]:
     return [np.array([tok.cls_id, *b, tok.sep_id], dtype=np.int64) for b in blocks]
 
 
+@recipe("bart", config=BartRecipeConfig, chapter=9,
+        variants={"rotation": {"noising": "infilling+permutation+rotation"}})
 class BartRecipe(Seq2SeqRecipe):
-    family = "bart"
-
     def __init__(self, cfg: BartRecipeConfig):
         from minilm.models.bart import Bart, BartConfig
         from minilm.tokenizers import WordPieceTokenizer
@@ -127,10 +128,3 @@ class BartRecipe(Seq2SeqRecipe):
                 f"{b['copy_exact_match']:.1%})\nbaselines that ignore the noised input: unigram "
                 f"{b['unigram_loss']:.3f}, bigram {b['bigram_loss']:.3f} -> BART {verdict} the bigram model")
 
-
-CONFIG = BartRecipeConfig
-describe = BartRecipe.describe
-
-
-def build(cfg: BartRecipeConfig) -> BartRecipe:
-    return BartRecipe(cfg)

@@ -17,6 +17,7 @@ from minilm.downstream.baselines import MostFrequentToken
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.recipes import recipe
 from minilm.tokenizers import WordPieceTokenizer
 
 
@@ -40,9 +41,9 @@ class BertRecipeConfig(CorpusConfig):
     checkpoint_every: int = 200
 
 
+@recipe("bert", config=BertRecipeConfig, chapter=5,
+        variants={"wwm": {"whole_word_mask": True}})
 class BertRecipe:
-    family = "bert"
-
     def __init__(self, cfg: BertRecipeConfig):
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
@@ -119,10 +120,3 @@ class BertRecipe:
                 f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points); "
                 f"NSP accuracy {m['nsp_accuracy']:.1%} vs majority {b['nsp_majority_accuracy']:.1%}")
 
-
-CONFIG = BertRecipeConfig
-describe = BertRecipe.describe
-
-
-def build(cfg: BertRecipeConfig) -> BertRecipe:
-    return BertRecipe(cfg)

@@ -18,6 +18,7 @@ from minilm.data import pad_batch
 from minilm.downstream.baselines import MostFrequentToken
 from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.recipes import recipe
 from minilm.tokenizers import WordPieceTokenizer
 from autograd import no_grad
 from minilm.models.bert import BertConfig
@@ -44,9 +45,8 @@ class DebertaRecipeConfig(CorpusConfig):
     warmup: int = 60
 
 
+@recipe("deberta", config=DebertaRecipeConfig, chapter=12)
 class DebertaRecipe:
-    family = "deberta"
-
     def __init__(self, cfg: DebertaRecipeConfig):
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
@@ -136,10 +136,3 @@ class DebertaRecipe:
                          f"({100 * (m['mlm_accuracy'] - b['bert_mlm_accuracy']):+.1f} points for DeBERTa)")
         return "\n".join(lines)
 
-
-CONFIG = DebertaRecipeConfig
-describe = DebertaRecipe.describe
-
-
-def build(cfg: DebertaRecipeConfig) -> DebertaRecipe:
-    return DebertaRecipe(cfg)

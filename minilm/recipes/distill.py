@@ -24,6 +24,7 @@ import numpy as np
 from autograd.errors import ConfigError
 from minilm.downstream.distill import (DistillWeights, StudentRecipe, build_student, distill_objective,
                                        forward_seconds, inference_parameters)
+from minilm.recipes import recipe
 from minilm.recipes.common import RecipeConfig
 
 
@@ -68,11 +69,15 @@ def _log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+@recipe("distill", config=DistillRecipeConfig, chapter=10)
 class DistillRecipe(StudentRecipe):
     """The teacher and the data of ``minilm train distill``; batches and loss are ``StudentRecipe``'s."""
 
     def __init__(self, cfg: DistillRecipeConfig):
         from minilm.checkpoint import model_meta, save_checkpoint
+        for name in ("teacher_layers", "student_layers", "n_train", "n_test", "batch_size"):
+            if getattr(cfg, name) < 1:
+                raise ConfigError(f"distill: --{name.replace('_', '-')}={getattr(cfg, name)}, expected >= 1")
         from minilm.downstream.finetune import classification_accuracy, encode_texts, sentiment_split
         weights = DistillWeights(hard=cfg.alpha_hard, soft=cfg.alpha_soft, temperature=cfg.temperature,
                                  logit_mse=cfg.alpha_mse, cos=cfg.alpha_cos, hidden_mse=cfg.alpha_hidden,
@@ -174,13 +179,3 @@ class DistillRecipe(StudentRecipe):
                 f"parameters {b['student_parameters']:,} vs {b['teacher_parameters']:,} ({b['parameter_ratio']:.0%}); "
                 f"forward {b['speedup']:.2f}x faster")
 
-
-CONFIG = DistillRecipeConfig
-describe = DistillRecipe.describe
-
-
-def build(cfg: DistillRecipeConfig) -> DistillRecipe:
-    for name in ("teacher_layers", "student_layers", "n_train", "n_test", "batch_size"):
-        if getattr(cfg, name) < 1:
-            raise ConfigError(f"distill: --{name.replace('_', '-')}={getattr(cfg, name)}, expected >= 1")
-    return DistillRecipe(cfg)

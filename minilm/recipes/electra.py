@@ -20,6 +20,7 @@ import numpy as np
 from minilm.data import encode_documents, pack_sentences, pad_batch
 from minilm.downstream.baselines import MostFrequentToken
 from minilm.models.electra import Electra, ElectraConfig, OBJECTIVES
+from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig
 from minilm.recipes.roberta import corpus_and_tokenizer
 from minilm.tokenizers import WordPieceTokenizer
@@ -64,9 +65,9 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+@recipe("electra", config=ElectraRecipeConfig, chapter=7,
+        variants={o: {"objective": o} for o in ("electra15", "replace_mlm", "all_tokens_mlm")})
 class ElectraRecipe:
-    family = "electra"
-
     def __init__(self, cfg: ElectraRecipeConfig):
         train_docs, val_docs, tok = corpus_and_tokenizer(cfg, WordPieceTokenizer)
         self.tokenizer = tok
@@ -162,10 +163,3 @@ class ElectraRecipe:
         return head + (f"generator MLM accuracy {m['mlm_accuracy']:.1%} vs most-frequent-token "
                        f"{b['most_frequent_token_accuracy']:.1%}")
 
-
-CONFIG = ElectraRecipeConfig
-describe = ElectraRecipe.describe
-
-
-def build(cfg: ElectraRecipeConfig) -> ElectraRecipe:
-    return ElectraRecipe(cfg)

@@ -1,9 +1,9 @@
 """GPT: a causal language model, trained left to right with teacher forcing.
 
-L = −(1/N) Σ_t log p(x_{t+1} | x_≤t) over windows of the token stream (the corpus's sentences
-joined, with [SEP] between documents). The summary compares the held-out loss with a bigram model
-fitted on the same training split: the Transformer should beat it by using more than one token of
-context.
+L = −(1/N) Σ_t log p(x_{t+1} | x_≤t) over windows of ``block_size`` tokens of the token stream (the
+corpus's sentences joined, with [SEP] between documents): T − 1 predictions per window. The summary
+compares the held-out loss with a bigram model fitted on the same training split: the Transformer
+should beat it by using more than one token of context.
 """
 from __future__ import annotations
 
@@ -11,11 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import autograd.functional as F
-from autograd import Tensor, cat, tasks
+from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
-
-causal_lm_loss = tasks.bind("task04_gpt.loss", "causal_lm_loss")  # Task 4.1: solutions/task04_gpt/loss.py
 
 
 @dataclass
@@ -32,9 +29,8 @@ class GPTRecipeConfig(CorpusConfig):
     steps: int = 600
 
 
+@recipe("gpt", config=GPTRecipeConfig, chapter=4)
 class GPTRecipe:
-    family = "gpt"
-
     def __init__(self, cfg: GPTRecipeConfig):
         from minilm.downstream.baselines import NGramLM
         from minilm.data import lm_blocks
@@ -43,7 +39,7 @@ class GPTRecipe:
         train_docs, val_docs = load_documents(cfg)
         self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         self.train_ids = stream(train_docs, self.tokenizer)
-        self.val_x, self.val_y = lm_blocks(stream(val_docs, self.tokenizer), cfg.block_size)
+        self.val_windows, _ = lm_blocks(stream(val_docs, self.tokenizer), cfg.block_size)  # (N, T)
         self.block_size, self.batch_size = cfg.block_size, cfg.batch_size
         self.model_config = GPTConfig(vocab_size=self.tokenizer.vocab_size, block_size=cfg.block_size,
                                       n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
@@ -52,36 +48,32 @@ class GPTRecipe:
         self.bigram = NGramLM(order=2).fit(self.train_ids, self.tokenizer.vocab_size)
 
     def batch(self, rng):
+        """(B, T) random windows of the training stream (nanoGPT's ``get_batch``)."""
         from minilm.data import sample_lm_batch
-        return sample_lm_batch(self.train_ids, self.block_size, self.batch_size, rng=rng)
+        windows, _ = sample_lm_batch(self.train_ids, self.block_size, self.batch_size, rng=rng)
+        return windows
 
-    def loss(self, model, batch):
-        """Task 4.1's ``causal_lm_loss`` on the window x followed by its next token: targets aligned
-        with the inputs, ``ids = [x, y[:, -1]]`` (B, T+1). The model reads x (T tokens, its context);
-        the slot scores logits[:, t] against ids[:, t+1] and drops the prediction after the last
-        token, so that position gets a zero row nothing scores."""
-        x, y = batch                                                  # (B, T) each, y[:, t] = x[:, t+1]
-        logits, _ = model(x)                                          # (B, T, V)
-        B, T, V = logits.shape
-        ids = np.concatenate([x, y[:, -1:]], axis=1)                  # (B, T+1)
-        unscored = Tensor(np.zeros((B, 1, V), dtype=logits.dtype))    # the prediction after ids[:, -1]
-        loss = causal_lm_loss(cat([logits, unscored], axis=1), ids)   # mean over the B·T next tokens
-        return loss, {"tokens": x.size}
+    def loss(self, model, ids):
+        """The model's loss with ``labels = ids``: Task 4.1's ``causal_lm_loss`` (T − 1 predictions a window)."""
+        _, loss = model(ids, labels=ids)
+        return loss, {"tokens": ids.size}
 
     def evaluate(self, model):
+        """The held-out loss per predicted token, over every window of the held-out stream."""
         total, n = 0.0, 0
-        for i in range(0, len(self.val_x), 32):
-            x, y = self.val_x[i:i + 32], self.val_y[i:i + 32]
-            logits, _ = model(x)
-            total += F.cross_entropy(logits, y, reduction="sum").item()
-            n += y.size
+        for i in range(0, len(self.val_windows), 32):
+            ids = self.val_windows[i:i + 32]                          # (b, T)
+            _, loss = model(ids, labels=ids)                          # mean over b·(T − 1) predictions
+            count = ids.shape[0] * (ids.shape[1] - 1)
+            total, n = total + loss.item() * count, n + count
         return {"loss": total / n}
 
     def baselines(self):
+        """Bigram and unigram models of the training stream, scored on the same held-out predictions."""
         from minilm.downstream.baselines import NGramLM
+        x, y = self.val_windows[:, :-1], self.val_windows[:, 1:]      # the T − 1 pairs of each window
         unigram = NGramLM(order=1).fit(self.train_ids, self.tokenizer.vocab_size)
-        return {"bigram_loss": self.bigram.loss(self.val_x, self.val_y),
-                "unigram_loss": unigram.loss(self.val_x, self.val_y)}
+        return {"bigram_loss": self.bigram.loss(x, y), "unigram_loss": unigram.loss(x, y)}
 
     @staticmethod
     def describe(s) -> str:
@@ -92,10 +84,3 @@ class GPTRecipe:
                 f"parameters\nbaselines on the same held-out tokens: bigram {b['bigram_loss']:.3f}, unigram "
                 f"{b['unigram_loss']:.3f} -> the Transformer {verdict} the bigram model")
 
-
-CONFIG = GPTRecipeConfig
-describe = GPTRecipe.describe
-
-
-def build(cfg: GPTRecipeConfig) -> GPTRecipe:
-    return GPTRecipe(cfg)

@@ -20,6 +20,7 @@ import numpy as np
 
 from minilm.data import pad_batch
 from minilm.models.prefixlm import lm_labels, PrefixLM, PrefixLMConfig
+from minilm.recipes import recipe
 from minilm.recipes.common import RecipeConfig
 from minilm.recipes.seq2seq import exact_match, token_stats
 from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
@@ -42,9 +43,9 @@ class PrefixLMRecipeConfig(RecipeConfig):
     steps: int = 600
 
 
+@recipe("prefixlm", config=PrefixLMRecipeConfig, chapter=9,
+        variants={"causal": {"arch": "causal"}})
 class PrefixLMRecipe:
-    family = "prefixlm"
-
     def __init__(self, cfg: PrefixLMRecipeConfig):
         self.cfg, self.batch_size = cfg, cfg.batch_size
         tok = self.tokenizer = task_tokenizer()
@@ -94,10 +95,3 @@ class PrefixLMRecipe:
                 f"exact match (greedy decoding) {m['exact_match']:.1%}, token accuracy {m['token_accuracy']:.1%}; "
                 f"baselines: copying the input {b['copy_exact_match']:.1%}, unigram loss {b['unigram_loss']:.3f}")
 
-
-CONFIG = PrefixLMRecipeConfig
-describe = PrefixLMRecipe.describe
-
-
-def build(cfg: PrefixLMRecipeConfig) -> PrefixLMRecipe:
-    return PrefixLMRecipe(cfg)

@@ -29,6 +29,7 @@ import numpy as np
 
 import autograd.functional as F
 from autograd.errors import ConfigError
+from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 
 InputFormat = Literal["full", "doc", "segment-pair", "sentence-pair"]
@@ -118,9 +119,11 @@ def step_of(rng, fallback: int) -> int:
     return fallback
 
 
+@recipe("roberta", config=RobertaRecipeConfig, chapter=6,
+        variants={"wwm": {"whole_word_mask": True}, "static": {"masking": "static"},
+                  "doc": {"packing": "doc"}, "segment-pair": {"packing": "segment-pair"},
+                  "sentence-pair": {"packing": "sentence-pair"}})
 class RobertaRecipe:
-    family = "roberta"
-
     def __init__(self, cfg: RobertaRecipeConfig):
         from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.corruption import MaskedDataset, roberta_mask
@@ -316,10 +319,3 @@ class RobertaRecipe:
                 f"({100 * (m['mlm_accuracy'] - b['most_frequent_token_accuracy']):+.1f} points)"
                 + (f"; NSP accuracy {m['nsp_accuracy']:.1%}" if "nsp_accuracy" in m else ""))
 
-
-CONFIG = RobertaRecipeConfig
-describe = RobertaRecipe.describe
-
-
-def build(cfg: RobertaRecipeConfig) -> RobertaRecipe:
-    return RobertaRecipe(cfg)

@@ -5,48 +5,67 @@ there stops the run with ``NotImplementedError("Task 4.1: causal_lm_loss")`` —
 command line looks the path up here instead, before any work, and lists every slot on it that is
 still the generated stub (``autograd.tasks.unfinished``: an AST check of exercises/).
 
-``PATHS`` (in slot_paths.py) holds, per recipe and variant, the slots a short ``minilm train`` run
-calls on the reference (recorded with ``autograd.tasks.trace``; tests/models/test_recipe_slots.py
-re-traces the runs and fails if a slot is missing). A variant key (``"roberta:wwm"``) is a full
-list; options that combine (``--whole-word-mask --packing doc``) apply each variant's difference
-from the family's default list. ``EXPERIMENTS`` names the recipe paths each experiment trains, with
-the slots its fine-tuning adds. Should a run still meet a stub these lists miss, the
+The lists are data, ``slot_paths.json`` beside this file, recorded by ``python
+tools/make_slot_paths.py`` with ``autograd.tasks.trace`` on the reference: ``paths`` holds, per recipe
+and variant (``"roberta:wwm"``, from the recipe's ``@recipe(variants=...)``), the slots a 1-step
+``minilm train`` calls, and the demo's; ``experiments`` the slots of each experiment's ``--quick``
+run. tests/models/test_recipe_slots.py re-traces the paths and fails unless the file is current;
+each experiment's slow test checks that its run calls no slot outside its list. A variant's list
+is a full list; options that combine (``--whole-word-mask --packing doc``) apply each variant's
+difference from the family's list. Should a run still meet a stub these lists miss, the
 ``NotImplementedError`` handler of ``minilm.cli`` names it, and then lists the path's others.
 """
 from __future__ import annotations
 
-from .slot_paths import EXPERIMENTS, PATHS, _slots
+import json
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).with_name("slot_paths.json")
+
+
+def slot_set(by_module: dict) -> frozenset:
+    """``{"task04_gpt.loss": ["causal_lm_loss", ...]}`` -> ``{("task04_gpt.loss", "causal_lm_loss"), ...}``."""
+    return frozenset((module, name) for module, names in by_module.items() for name in names)
+
+
+def by_module(slots) -> dict:
+    """The inverse of :func:`slot_set`, sorted: how the file stores a list."""
+    out: dict = {}
+    for module, name in sorted(slots):
+        out.setdefault(module, []).append(name)
+    return out
+
+
+@lru_cache(maxsize=None)
+def recorded() -> tuple[dict, dict]:
+    """``(paths, experiments)``: ``{key: frozenset of (module, name)}`` each, read from ``DATA``."""
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    return ({key: slot_set(v) for key, v in data["paths"].items()},
+            {key: slot_set(v) for key, v in data["experiments"].items()})
 
 
 def train_variants(family: str, args) -> list[str]:
-    """The PATHS keys that ``minilm train FAMILY`` with these options runs."""
-    keys = [family]
-    if family in ("bert", "roberta") and getattr(args, "whole_word_mask", False):
-        keys.append(f"{family}:wwm")
-    if family == "roberta" and getattr(args, "masking", None) == "static":
-        keys.append("roberta:static")
-    if family == "roberta" and getattr(args, "packing", "full") != "full":
-        keys.append(f"roberta:{args.packing}")  # doc, segment-pair, sentence-pair
-    if family == "electra" and getattr(args, "objective", "electra") != "electra":
-        keys.append(f"electra:{args.objective}")
-    if family == "prefixlm" and getattr(args, "arch", None) == "causal":
-        keys.append("prefixlm:causal")
-    if family == "bart" and "rotation" in str(getattr(args, "noising", "")):
-        keys.append("bart:rotation")
-    return keys
+    """The path keys that ``minilm train FAMILY`` with these options runs: the family and the
+    variants its options select (``minilm.recipes.variant_keys``)."""
+    from minilm.recipes import get, variant_keys
+    from minilm.recipes.config import from_args
+    recipe = get(family)
+    return variant_keys(recipe, from_args(recipe.Config, args))
 
 
 def path_slots(keys) -> frozenset:
     """The slots of a path: the family's list, changed by each variant's difference from it."""
-    keys = [k for k in keys if k in PATHS]
+    paths, _ = recorded()
+    keys = [k for k in keys if k in paths]
     if not keys:
         return frozenset()
-    base = PATHS[keys[0].split(":")[0]]
+    base = paths[keys[0].split(":")[0]]
     out = set(base)
     for key in keys:
         if ":" in key:
-            out |= PATHS[key] - base
-            out -= base - PATHS[key]
+            out |= paths[key] - base
+            out -= base - paths[key]
     return frozenset(out)
 
 
@@ -54,15 +73,11 @@ def command_slots(args) -> frozenset | None:
     """The slots that a parsed ``minilm`` command line runs, or None when it is not known here."""
     if args.command == "train" and getattr(args, "family", None):
         return path_slots(train_variants(args.family, args))
+    paths, experiments = recorded()
     if args.command == "demo":
-        return PATHS["demo"]
+        return paths["demo"]
     if args.command == "experiment":
-        plan = EXPERIMENTS.get(getattr(args, "experiment", None))
-        if plan is None:
-            return None
-        keys, add, drop = plan
-        paths = frozenset().union(*(path_slots([k.split(":")[0], k]) for k in keys))
-        return (paths | _slots(*add)) - _slots(*drop)
+        return experiments.get(getattr(args, "experiment", None))
     return None
 
 

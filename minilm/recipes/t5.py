@@ -28,6 +28,7 @@ from minilm.downstream.baselines import NGramLM
 from minilm.models.t5 import T5, T5Config
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes.seq2seq import Seq2SeqRecipe
+from minilm.recipes import recipe
 from minilm.tokenizers import WordPieceTokenizer
 
 TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
@@ -95,9 +96,8 @@ class TaskData:
 
 # ---- the recipe ---------------------------------------------------------------------------------
 
+@recipe("t5", config=T5RecipeConfig, chapter=9)
 class T5Recipe(Seq2SeqRecipe):
-    family = "t5"
-
     def __init__(self, cfg: T5RecipeConfig):
         self.cfg = cfg
         self.batch_size = cfg.batch_size or (16 if cfg.task is None else 32)
@@ -195,10 +195,3 @@ class T5Recipe(Seq2SeqRecipe):
         return head + (f"baseline: a unigram model of the targets {b['unigram_loss']:.3f} -> T5 {verdict} it "
                        "(it reads the corrupted input to fill the spans)")
 
-
-CONFIG = T5RecipeConfig
-describe = T5Recipe.describe
-
-
-def build(cfg: T5RecipeConfig) -> T5Recipe:
-    return T5Recipe(cfg)

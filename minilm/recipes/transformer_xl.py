@@ -19,6 +19,7 @@ from typing import Optional
 import numpy as np
 
 from minilm.models.transformer_xl import IGNORE_INDEX, TransformerXL, TransformerXLConfig
+from minilm.recipes import recipe
 from minilm.recipes.common import RecipeConfig
 
 
@@ -72,9 +73,8 @@ def recall_batch(batch_size: int, segment_len: int, vocab: RecallVocab, *, rng: 
     return ids.astype(np.int64), targets
 
 
+@recipe("transformer-xl", config=TransformerXLRecipeConfig, chapter=12)
 class TransformerXLRecipe:
-    family = "transformer-xl"
-
     def __init__(self, cfg: TransformerXLRecipeConfig):
         self.segment_len, self.batch_size = cfg.segment_len, cfg.batch_size
         mem_len = cfg.segment_len if cfg.mem_len is None else cfg.mem_len
@@ -119,10 +119,3 @@ class TransformerXLRecipe:
                 f"{m['accuracy_without_memory']:.1%} (loss {m['loss_without_memory']:.3f}); "
                 f"chance {b['chance_accuracy']:.1%} (loss {b['chance_loss']:.3f})")
 
-
-CONFIG = TransformerXLRecipeConfig
-describe = TransformerXLRecipe.describe
-
-
-def build(cfg: TransformerXLRecipeConfig) -> TransformerXLRecipe:
-    return TransformerXLRecipe(cfg)

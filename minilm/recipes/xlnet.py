@@ -20,6 +20,7 @@ from minilm.downstream.baselines import MostFrequentToken, NGramLM
 from minilm.models.xlnet import XLNet, XLNetConfig
 from minilm.models.xlnet_predict import name_probes, predict_in_order, score_name_predictions
 from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
+from minilm.recipes import recipe
 from minilm.tokenizers import WordPieceTokenizer
 
 
@@ -43,9 +44,8 @@ class XLNetRecipeConfig(CorpusConfig):
     checkpoint_every: int = 200
 
 
+@recipe("xlnet", config=XLNetRecipeConfig, chapter=8)
 class XLNetRecipe:
-    family = "xlnet"
-
     def __init__(self, cfg: XLNetRecipeConfig):
         train_docs, val_docs = load_documents(cfg)
         tok = self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
@@ -123,10 +123,3 @@ class XLNetRecipe:
                          "the default steps: see docs/tasks/08-xlnet.md)")
         return text
 
-
-CONFIG = XLNetRecipeConfig
-describe = XLNetRecipe.describe
-
-
-def build(cfg: XLNetRecipeConfig) -> XLNetRecipe:
-    return XLNetRecipe(cfg)

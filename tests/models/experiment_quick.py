@@ -2,9 +2,15 @@
 runs it (a child process, 2 workers of one thread), and seed 0's numbers checked against the record
 of tools/make_experiment_fingerprints.py (tests/data/experiments_quick.json) to the last digit — a
 run is a pure function of its condition, seed and settings, so unchanged quick numbers mean the code
-behind the README's tables is unchanged. One run serves both checks."""
+behind the README's tables is unchanged. The same run checks that every task slot it calls is on the
+experiment's list in minilm/recipes/slot_paths.json (so ``--impl exercises`` names each unfinished
+task before the run). One run serves all the checks."""
 import json
+import os
 from pathlib import Path
+
+from minilm.experiments.runner import TRACE_ENV
+from minilm.recipes import slots
 
 from tests.models.hf_fixture_tool import import_tool
 
@@ -22,7 +28,16 @@ def quick_run(name: str, out) -> dict:
     """The ``--json`` result of the quick run (its plot and table written to ``out``), after checking
     that seed 0 computed what was recorded."""
     tool = fingerprints()
-    result = tool.quick_run(name, out)
+    trace = Path(out) / "slots-called.txt"
+    os.environ[TRACE_ENV] = str(trace)
+    try:
+        result = tool.quick_run(name, out)
+    finally:
+        del os.environ[TRACE_ENV]
+    called = {tuple(line.split()) for line in trace.read_text(encoding="utf-8").splitlines()}
+    unlisted = sorted(called - slots.recorded()[1][name])
+    assert not unlisted, (f"minilm experiment {name} calls task slots its list in minilm/recipes/slot_paths.json "
+                          f"lacks: {unlisted}; run python tools/make_slot_paths.py --experiments")
     problems = tool.differences(name, RECORDED[name], tool.fingerprint_of(result))
     assert not problems, ("the experiment's --quick numbers for seed 0 moved, so its README table would too:\n  "
                           + "\n  ".join(problems) + "\nif that is intended, re-record with python "

@@ -111,10 +111,10 @@ def test_recipe_smoke(tmp_path, arch):
     from dataclasses import replace
     from minilm.recipes import prefixlm as recipe
     from minilm.train import TrainConfig, train
-    r = recipe.build(replace(recipe.CONFIG(), arch=arch, n_embd=16, n_layer=1, batch_size=4))
+    r = recipe.PrefixLMRecipe(replace(recipe.PrefixLMRecipeConfig(), arch=arch, n_embd=16, n_layer=1, batch_size=4))
     assert r.model.config.arch == arch
     s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
-    assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.describe(s)
+    assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.PrefixLMRecipe.describe(s)
 
 
 def test_the_causal_prefix_lm_is_gpt_under_another_name():

@@ -123,7 +123,7 @@ def test_recipe_smoke(tmp_path):
     from dataclasses import replace
     from minilm.recipes import bart as recipe
     from minilm.train import TrainConfig, train
-    r = recipe.build(replace(recipe.CONFIG(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120,
+    r = recipe.BartRecipe(replace(recipe.BartRecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120,
                              max_length=24))
     tok = r.tokenizer
     noised, clean = r.val[0]
@@ -131,7 +131,7 @@ def test_recipe_smoke(tmp_path):
     assert noised[0] == tok.cls_id and noised[-1] == tok.sep_id
     s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
     assert np.isfinite(s["final_loss"]) and {"unigram_loss", "bigram_loss", "copy_exact_match"} <= set(s["baselines"])
-    assert "exact_match" in s["metrics"] and recipe.describe(s)
+    assert "exact_match" in s["metrics"] and recipe.BartRecipe.describe(s)
 
 
 def test_init_std_keeps_bart_base_gain():

@@ -97,9 +97,9 @@ def test_recipe_runs_and_compares_with_bert(tmp_path):
     from dataclasses import replace
     from minilm.recipes import deberta as recipe
     from minilm.train import train
-    cfg = replace(recipe.CONFIG(), docs=8, bert_steps=2, n_embd=16, n_layer=1, vocab_size=150, seed=0, steps=2)
-    r = recipe.build(cfg)
+    cfg = replace(recipe.DebertaRecipeConfig(), docs=8, bert_steps=2, n_embd=16, n_layer=1, vocab_size=150, seed=0, steps=2)
+    r = recipe.DebertaRecipe(cfg)
     s = train(r, cfg.train_config(), tmp_path, progress=False, plot=False)
     assert 0.0 <= s["metrics"]["mlm_accuracy"] <= 1.0
     assert 0.0 <= s["baselines"]["bert_mlm_accuracy"] <= 1.0 and s["baselines"]["bert_steps"] == 2
-    assert "DeBERTa" in recipe.describe(s)
+    assert "DeBERTa" in recipe.DebertaRecipe.describe(s)

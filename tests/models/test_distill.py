@@ -120,7 +120,7 @@ def test_init_from_teacher_matches_its_layers():
 
 def _args(**kw):
     from minilm.recipes import distill as recipe
-    return replace(recipe.CONFIG(), **{"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2,
+    return replace(recipe.DistillRecipeConfig(), **{"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2,
                                        "teacher_steps": 20, "docs": 12, "vocab_size": 150, "n_train": 80,
                                        "n_test": 40, "batch_size": 8, "student_layers": 1, **kw})
 
@@ -129,7 +129,7 @@ def test_recipe_end_to_end_and_teacher_reuse(tmp_path):
     from minilm.recipes import distill as recipe
     from minilm.train import TrainConfig, train
     args = _args(out=tmp_path, alpha_cos=0.5, alpha_att=0.5)
-    r = recipe.build(args)
+    r = recipe.DistillRecipe(args)
     assert r.layer_map == [0] and (tmp_path / "teacher.npz").exists()
     teacher_before = r.teacher.state_dict()
     summary = train(r, TrainConfig(steps=4, eval_every=2, checkpoint_every=4, warmup=1), tmp_path,
@@ -141,9 +141,9 @@ def test_recipe_end_to_end_and_teacher_reuse(tmp_path):
     assert b["student_parameters"] < b["teacher_parameters"] and b["speedup"] > 0
     for k, v in r.teacher.state_dict().items():
         np.testing.assert_array_equal(v, teacher_before[k])
-    assert "retained" in recipe.describe(summary)
+    assert "retained" in recipe.DistillRecipe.describe(summary)
     # the saved teacher loads back, and the saved student is a checkpoint like any other
-    again = recipe.build(_args(teacher=tmp_path / "teacher.npz", student_n_embd=8, alpha_hidden=1.0))
+    again = recipe.DistillRecipe(_args(teacher=tmp_path / "teacher.npz", student_n_embd=8, alpha_hidden=1.0))
     assert again.teacher_accuracy == pytest.approx(r.teacher_accuracy)
     assert again.layer_map is None                               # a narrower student starts at random
     from minilm.checkpoint import load_model
@@ -154,4 +154,4 @@ def test_recipe_end_to_end_and_teacher_reuse(tmp_path):
 def test_recipe_rejects_cosine_with_a_narrower_student(tmp_path):
     from minilm.recipes import distill as recipe
     with pytest.raises(ConfigError, match="equal widths"):
-        recipe.build(_args(out=tmp_path, student_n_embd=8, alpha_cos=1.0, teacher_steps=1))
+        recipe.DistillRecipe(_args(out=tmp_path, student_n_embd=8, alpha_cos=1.0, teacher_steps=1))

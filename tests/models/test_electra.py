@@ -164,9 +164,9 @@ def test_roc_auc_matches_pair_counting():
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_recipe_trains_and_reports(tmp_path, objective):
     from minilm.train import TrainConfig, train
-    cfg = replace(recipe.CONFIG(), docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16, batch_size=8,
+    cfg = replace(recipe.ElectraRecipeConfig(), docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16, batch_size=8,
                   vocab_size=200, objective=objective)
-    rec = recipe.build(cfg)
+    rec = recipe.ElectraRecipe(cfg)
     assert all(b[0] == rec.tokenizer.cls_id and b[-1] == rec.tokenizer.sep_id for b in rec.train_blocks)
     s = train(rec, TrainConfig(steps=6, lr=3e-3, warmup=1, eval_every=6, checkpoint_every=6), tmp_path,
               progress=False, plot=False)
@@ -178,7 +178,7 @@ def test_recipe_trains_and_reports(tmp_path, objective):
         assert {"disc_accuracy", "replaced_f1", "disc_auc"} <= set(m)
     else:
         assert "main_mlm_accuracy" in m
-    assert "generator MLM accuracy" in recipe.describe(s)
+    assert "generator MLM accuracy" in recipe.ElectraRecipe.describe(s)
     if objective == "electra":
         result = finetune_sentiment(rec.model, rec.tokenizer, steps=5, n_train=64, n_test=32)
         assert 0 <= result["accuracy"] <= 1

@@ -83,7 +83,7 @@ def tiny():
     """Tiny settings and two recipes of seed 0 that differ only in their noising."""
     from minilm.recipes import bart
     settings = asdict(replace(exp.CONFIG.quick(), docs=20, steps=3, eval_blocks=8, probe_train=24, probe_test=30))
-    build = lambda noising: bart.build(exp.recipe_config(settings, 0, noising))  # noqa: E731
+    build = lambda noising: bart.BartRecipe(exp.recipe_config(settings, 0, noising))  # noqa: E731
     return settings, build("infilling+permutation"), build("deletion")
 
 

@@ -58,7 +58,7 @@ def test_token_check_passes_within_tolerance_and_fails_outside():
 def tiny_recipe():
     from minilm.recipes import roberta
     settings = asdict(replace(bs.CONFIG.quick(), docs=20))
-    return roberta.build(bs.recipe_config(settings, 0, batch_size=4))
+    return roberta.RobertaRecipe(bs.recipe_config(settings, 0, batch_size=4))
 
 
 def test_tokens_seen_counts_the_recipes_own_batches(tiny_recipe):

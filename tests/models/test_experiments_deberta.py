@@ -62,7 +62,7 @@ def test_held_out_mlm_counts_only_the_masked_positions():
 def tiny():
     from minilm.recipes import deberta
     settings = asdict(replace(exp.CONFIG.quick(), docs=20, steps=2))
-    return settings, deberta.build(exp._recipe_config(settings, 0))
+    return settings, deberta.DebertaRecipe(exp._recipe_config(settings, 0))
 
 
 def test_bert_recipe_trains_the_mlm_alone_on_the_same_batches(tiny):

@@ -44,7 +44,7 @@ def test_equal_tokens_check_passes_and_fails():
 
 
 def test_recipe_defaults_keep_todays_behaviour():
-    cfg = roberta.CONFIG()
+    cfg = roberta.RobertaRecipeConfig()
     assert cfg.packing == "full" and cfg.tokens_per_batch == 0 and cfg.batch_size == 32
 
 
@@ -81,7 +81,7 @@ def test_sentence_pairs_hold_one_sentence_a_segment():
 @pytest.fixture(scope="module")
 def recipes():
     settings = asdict(replace(exp.CONFIG.quick(), docs=16, tokens_per_batch=300, vocab_size=300))
-    return settings, {c: roberta.build(exp.recipe_config(c, 0, settings)) for c in exp.FORMATS}
+    return settings, {c: roberta.RobertaRecipe(exp.recipe_config(c, 0, settings)) for c in exp.FORMATS}
 
 
 def test_pair_formats_train_bert_with_nsp(recipes):
@@ -143,7 +143,7 @@ def test_shared_mlm_blocks_are_the_same_for_every_format(recipes):
 
 def test_whole_word_mask_and_pairs_refuse_to_combine():
     with pytest.raises(ConfigError, match="whole-word"):
-        roberta.build(replace(roberta.CONFIG(), docs=8, vocab_size=300, packing="sentence-pair",
+        roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), docs=8, vocab_size=300, packing="sentence-pair",
                               whole_word_mask=True))
 
 

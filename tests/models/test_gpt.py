@@ -23,11 +23,11 @@ def test_forward_shapes_and_loss(model):
     y = rng.integers(0, 11, size=(3, 7))
     logits, loss = model(x)
     assert logits.shape == (3, 7, 11) and loss is None and logits.dtype == np.float32
-    logits, loss = model(x, y)
-    np.testing.assert_allclose(loss.item(), F.cross_entropy(logits, y).item(), rtol=1e-6)
+    logits, loss = model(x, labels=y)                        # labels aligned with x: shifted inside
+    np.testing.assert_allclose(loss.item(), F.cross_entropy(logits[:, :-1], y[:, 1:]).item(), rtol=1e-6)
     y[:, :3] = -100                                           # e.g. a prompt: not predicted
-    _, masked = model(x, y)
-    np.testing.assert_allclose(masked.item(), F.cross_entropy(logits[:, 3:], y[:, 3:]).item(), rtol=1e-6)
+    _, masked = model(x, labels=y)
+    np.testing.assert_allclose(masked.item(), F.cross_entropy(logits[:, 2:-1], y[:, 3:]).item(), rtol=1e-6)
 
 
 def test_no_future_leakage_bit_for_bit(model):
@@ -42,12 +42,16 @@ def test_no_future_leakage_bit_for_bit(model):
     assert not np.allclose(logits2[:, -1], logits[:, -1])
 
 
-def test_lm_loss_shifts_and_matches_forward_with_next_tokens(model):
-    rng = np.random.default_rng(3)
-    seq = rng.integers(0, 11, size=(2, 9))
-    whole = model.lm_loss(seq).item()
-    shifted = model(seq[:, :-1], seq[:, 1:])[1].item()
-    np.testing.assert_allclose(whole, shifted, rtol=1e-5)
+def test_the_loss_is_task_4_1s_slot_on_the_model_path(model):
+    """One code path: ``model(ids, labels=ids)`` calls Task 4.1's ``causal_lm_loss`` (no second copy
+    of the shifted cross-entropy in the model), and ``lm_loss`` is that same call."""
+    from autograd import tasks
+    seq = np.random.default_rng(3).integers(0, 11, size=(2, 9))
+    with tasks.trace() as seen:
+        logits, loss = model(seq, labels=seq)
+    assert ("task04_gpt.loss", "causal_lm_loss") in seen
+    assert model.lm_loss(seq).item() == loss.item()
+    np.testing.assert_allclose(loss.item(), F.cross_entropy(logits[:, :-1], seq[:, 1:]).item(), rtol=1e-6)
 
 
 def test_output_layer_is_tied_to_the_token_embedding(model):
@@ -60,7 +64,7 @@ def test_output_layer_is_tied_to_the_token_embedding(model):
     # a token absent from the input still gets a gradient: through the output layer, i.e. wte
     x = np.array([[1, 2, 3, 4]])
     model.zero_grad()
-    model(x, np.array([[2, 3, 4, 5]]))[1].backward()
+    model(x, labels=x)[1].backward()
     assert np.abs(model.wte.weight.grad[7]).sum() > 0
 
 
@@ -93,11 +97,10 @@ def test_trains_on_a_repeated_sequence():
     m = GPT(cfg, rng=np.random.default_rng(6))
     stream = np.tile([3, 1, 4, 1, 5, 2, 6, 7], 4)
     x = np.stack([stream[i:i + 8] for i in range(4)])
-    y = np.stack([stream[i + 1:i + 9] for i in range(4)])
     opt = optim.AdamW(m.parameters(), lr=1e-2)
     losses = []
     for _ in range(50):
-        _, loss = m(x, y)
+        _, loss = m(x, labels=x)
         m.zero_grad()
         loss.backward()
         opt.step()

@@ -10,7 +10,7 @@ from typing import Literal, Optional
 import pytest
 
 from autograd.errors import ConfigError
-from minilm.recipes import FAMILIES, available
+from minilm.recipes import available
 from minilm.recipes.config import add_options, field_comments, from_args
 
 
@@ -70,36 +70,36 @@ def test_an_annotation_without_an_option_is_refused():
         _parser(Bad)
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(available()))
 def test_every_family_parses_to_its_own_defaults_and_documents_each_option(family):
-    module = available()[family]
+    recipe = available()[family]
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=0, help="the command's")
     p.add_argument("--out", type=Path, default=None, help="the command's")
-    add_options(p, module.CONFIG, skip=("seed", "out"))
-    assert from_args(module.CONFIG, p.parse_args([])) == module.CONFIG()
+    add_options(p, recipe.Config, skip=("seed", "out"))
+    assert from_args(recipe.Config, p.parse_args([])) == recipe.Config()
     undocumented = [a.dest for a in p._actions if a.dest != "help" and not a.help]
     assert not undocumented, f"{family}: fields without a comment: {undocumented}"
-    assert callable(module.build) and callable(module.describe)
+    assert recipe.family == family and callable(recipe.describe)
 
 
 def test_train_config_caps_the_periods_and_refuses_zero_steps():
     from minilm.recipes import xlnet
-    cfg = replace(xlnet.CONFIG(), steps=30).train_config()
+    cfg = replace(xlnet.XLNetRecipeConfig(), steps=30).train_config()
     assert (cfg.steps, cfg.lr, cfg.warmup, cfg.eval_every, cfg.checkpoint_every) == (30, 2e-3, 100, 30, 30)
     with pytest.raises(ConfigError, match="steps=0"):
-        replace(xlnet.CONFIG(), steps=0).train_config()
+        replace(xlnet.XLNetRecipeConfig(), steps=0).train_config()
 
 
 def test_electra_defaults_and_objectives_come_from_the_model():
     from minilm.experiments import electra_ablation
     from minilm.models.electra import OBJECTIVES, ElectraConfig
     from minilm.recipes import electra
-    cfg = electra.CONFIG()
+    cfg = electra.ElectraRecipeConfig()
     assert (cfg.objective, cfg.generator_fraction, cfg.disc_weight, cfg.mask_prob, cfg.n_embd) == (
         ElectraConfig.objective, ElectraConfig.generator_hidden_fraction, ElectraConfig.disc_weight,
         ElectraConfig.mask_prob, ElectraConfig.n_embd)
-    p = _parser(electra.CONFIG, skip=("seed",))
+    p = _parser(electra.ElectraRecipeConfig, skip=("seed",))
     assert next(a for a in p._actions if a.dest == "objective").choices == OBJECTIVES
     assert electra_ablation.CONFIG().generator_fraction == cfg.generator_fraction
     assert electra_ablation.CONFIG().n_embd == cfg.n_embd

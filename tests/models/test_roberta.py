@@ -62,9 +62,9 @@ def test_checkpoint_rebuilds_the_model(tmp_path):
 # ---------------------------------------------------------------- the recipe
 
 def _recipe(**kw):
-    cfg = replace(recipe.CONFIG(), **{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
+    cfg = replace(recipe.RobertaRecipeConfig(), **{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
                                              batch_size=8, vocab_size=300), **kw})
-    return recipe.build(cfg)
+    return recipe.RobertaRecipe(cfg)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_training_a_few_steps_lowers_the_loss(tmp_path, dynamic):
                     tmp_path, progress=False, plot=False)
     assert summary["final_loss"] < summary["initial_loss"]
     assert set(summary["baselines"]) == {"most_frequent_token_accuracy", "unigram_loss"}
-    assert "MLM accuracy" in recipe.describe(summary)
+    assert "MLM accuracy" in recipe.RobertaRecipe.describe(summary)
 
 
 def test_finetune_sentiment_returns_accuracies(dynamic):

@@ -93,9 +93,9 @@ def test_validation_and_purity():
 
 @pytest.fixture(scope="module")
 def recipes():
-    from minilm.recipes.roberta import CONFIG, build
+    from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
     small = dict(docs=40, vocab_size=400, tokens_per_sample=48)
-    return build(replace(CONFIG(), **small)), build(replace(CONFIG(), whole_word_mask=True, **small))
+    return RobertaRecipe(replace(RobertaRecipeConfig(), **small)), RobertaRecipe(replace(RobertaRecipeConfig(), whole_word_mask=True, **small))
 
 
 def test_recipe_packs_the_same_blocks(recipes):
@@ -123,10 +123,10 @@ def _check_whole_words(tokens, masked, special, tally):
 def test_recipe_never_masks_part_of_a_word(recipes):
     """10,000 masked blocks from the recipe's dataset (every block, many epochs)."""
     from minilm.recipes.common import load_documents
-    from minilm.recipes.roberta import CONFIG
+    from minilm.recipes.roberta import RobertaRecipeConfig
     _, wwm = recipes
     tok = wwm.tokenizer
-    train_docs, _ = load_documents(replace(CONFIG(), docs=40))
+    train_docs, _ = load_documents(replace(RobertaRecipeConfig(), docs=40))
     assert all(s.endswith(" .") for d in train_docs for s in d)       # what the check relies on
     special = set(tok.special_tokens)
     N = len(wwm.train_blocks)
@@ -144,8 +144,8 @@ def test_recipe_never_masks_part_of_a_word(recipes):
 
 
 def test_recipe_static_and_held_out_masks_are_whole_words(recipes):
-    from minilm.recipes.roberta import CONFIG, build
-    static = build(replace(CONFIG(), whole_word_mask=True, masking="static", static_copies=3, docs=20,
+    from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
+    static = RobertaRecipe(replace(RobertaRecipeConfig(), whole_word_mask=True, masking="static", static_copies=3, docs=20,
                            vocab_size=400, tokens_per_sample=48))
     tok, tally = static.tokenizer, [0, 0]
     special = set(tok.special_tokens)

@@ -184,19 +184,19 @@ def test_recipe_smoke(tmp_path):
     from minilm.recipes import t5 as recipe
     from minilm.train import TrainConfig, train
     for extra in ({}, {"task": "reverse"}):
-        cfg = replace(recipe.CONFIG(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120, **extra)
-        r = recipe.build(cfg)
+        cfg = replace(recipe.T5RecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120, **extra)
+        r = recipe.T5Recipe(cfg)
         if not extra:  # sentinels count down from the top of the vocabulary
             V_ = r.tokenizer.vocab_size
             assert r.tokenizer.id_to_token(V_ - 1) == "<extra_id_0>" and r.sentinels[1] == V_ - 2
         s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path / str(len(extra)),
                   progress=False, plot=False)
         assert np.isfinite(s["initial_loss"]) and np.isfinite(s["final_loss"])
-        assert "unigram_loss" in s["baselines"] and recipe.describe(s)
+        assert "unigram_loss" in s["baselines"] and recipe.T5Recipe.describe(s)
         if extra:
             assert "exact_match" in s["metrics"] and "copy_exact_match" in s["baselines"]
     # fine-tune the pre-trained model (its tokenizer comes along) on a task
-    r = recipe.build(replace(recipe.CONFIG(), task="copy", init=str(tmp_path / "0" / "checkpoint.npz")))
+    r = recipe.T5Recipe(replace(recipe.T5RecipeConfig(), task="copy", init=str(tmp_path / "0" / "checkpoint.npz")))
     assert r.model.config.n_embd == 16 and r.tokenizer.id_to_token(r.tokenizer.vocab_size - 1) == "<extra_id_0>"
     s = train(r, TrainConfig(steps=1, eval_every=1, checkpoint_every=1), tmp_path / "ft", progress=False, plot=False)
     assert np.isfinite(s["final_loss"])

@@ -68,7 +68,7 @@ def test_errors():
 
 def _recipe_config(**kw):
     from minilm.recipes import transformer_xl as R
-    return replace(R.CONFIG(), **kw)
+    return replace(R.TransformerXLRecipeConfig(), **kw)
 
 
 def test_recall_batch_puts_the_answer_beyond_one_segment():
@@ -90,7 +90,7 @@ def test_memory_beats_no_memory_on_recall(tmp_path):
     results = {}
     for mem_len in (12, 0):
         config = _recipe_config(mem_len=mem_len, n_val=128, steps=150, eval_every=150, checkpoint_every=150)
-        recipe = R.build(config)
+        recipe = R.TransformerXLRecipe(config)
         cfg = config.train_config()
         results[mem_len] = train(recipe, cfg, tmp_path / str(mem_len), progress=False, plot=False)
     with_mem, without = results[12]["metrics"], results[0]["metrics"]
@@ -99,4 +99,4 @@ def test_memory_beats_no_memory_on_recall(tmp_path):
     assert without["accuracy"] < chance + 0.15
     assert with_mem["accuracy_without_memory"] < chance + 0.15   # the trained model needs its memory
     assert results[12]["final_loss"] < results[12]["initial_loss"] / 4
-    assert "Transformer-XL" in R.describe(results[12])
+    assert "Transformer-XL" in R.TransformerXLRecipe.describe(results[12])

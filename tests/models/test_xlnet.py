@@ -272,14 +272,14 @@ def test_name_probes_and_scores():
 def recipe_config():
     """A tiny ``minilm train xlnet`` (30 documents, width 16, one layer)."""
     from minilm.recipes import xlnet as module
-    return module, replace(module.CONFIG(), docs=30, block_size=16, n_layer=1, n_embd=16, n_head=2, batch_size=4,
+    return module, replace(module.XLNetRecipeConfig(), docs=30, block_size=16, n_layer=1, n_embd=16, n_head=2, batch_size=4,
                            vocab_size=150, name_probes=8)
 
 
 def test_recipe_trains_and_reports(tmp_path):
     from minilm.train import train
     module, config = recipe_config()
-    recipe = module.build(config)
+    recipe = module.XLNetRecipe(config)
     b = recipe.batch(np.random.default_rng(0))
     candidates = (b["input_ids"] != recipe.tokenizer.sep_id).sum(axis=1)
     assert (b["labels"] != -100).sum(axis=1).tolist() == [max(1, round(n / 6)) for n in candidates]  # K = 6
@@ -291,7 +291,7 @@ def test_recipe_trains_and_reports(tmp_path):
     assert {"target_accuracy", "names_left_to_right_coherent_rate",
             "names_independent_coherent_rate"} <= set(s["metrics"])
     assert {"most_frequent_token_accuracy", "unigram_loss"} <= set(s["baselines"])
-    assert "XLNet" in module.describe(s)
+    assert "XLNet" in module.XLNetRecipe.describe(s)
 
 
 @pytest.mark.slow
@@ -299,8 +299,8 @@ def test_recipe_defaults_beat_the_baselines(tmp_path):
     """``minilm train xlnet`` as shipped (1,200 steps; about a minute on an idle 2-core machine)."""
     from minilm.recipes import xlnet as module
     from minilm.train import train
-    config = module.CONFIG()
-    recipe = module.build(config)
+    config = module.XLNetRecipeConfig()
+    recipe = module.XLNetRecipe(config)
     s = train(recipe, config.train_config(), tmp_path, progress=False, plot=False)
     b = s["baselines"]
     assert s["final_loss"] < b["unigram_loss"] - 1.0
