@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autograd.errors import MiniLMError
 
-from . import manifest, runner
+from . import manifest, processes
 from .report import format_table, results_json, write_results
 from .runner import ModuleRun
 from .verdict import BLOCKED, FAILED, NOT_RUN, PASSED, TaskSummary, TestResult, task_key
@@ -38,6 +38,7 @@ class Report:
     tasks: list = field(default_factory=list)  # TaskSummary, in task order
     problems: list = field(default_factory=list)  # failures outside any test, one line each
     flags: list = field(default_factory=list)  # reports the grader could not believe, one line each
+    notes: list = field(default_factory=list)  # what the grader saw beside the tests (no points), one line each
     interrupted: bool = False
     impl: str = "exercises"
     seconds: float = 0.0
@@ -81,7 +82,7 @@ def grade(impl: str = "exercises", task: str | None = None, *, timeout: float | 
     one_task = task if task and "." in task else None
     stop = threading.Event()
     jobs = 1 if verbose else max(1, jobs or min(2, os.cpu_count() or 1))
-    runner.become_subreaper()
+    processes.become_subreaper()
     env_of = child_env if callable(child_env) else (lambda m: child_env)
     kw = dict(timeout=timeout, preexec=child_preexec, verbose=verbose, stop=stop)
     if module_roots is None:  # one kit for all: a child per job saves start-ups (a crash still costs one test)
@@ -141,6 +142,7 @@ def _collect(report: Report, runs: list[ModuleRun]) -> None:
         if r.problem:
             report.problems.append(f"{r.label}: {r.problem}")
         report.flags.extend(r.flags[:1])
+        report.notes.extend(r.notes)
         student |= r.on_student
         for t in r.tests.values():
             if t.status == NOT_RUN and not t.message:

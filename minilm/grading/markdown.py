@@ -44,6 +44,8 @@ def format_markdown(report) -> str:
         lines.append(f"- **flagged for review**: {cell(flag)}")
     for problem in report.problems:
         lines.append(f"- problem: {cell(problem)}")
+    for note in getattr(report, "notes", ()):
+        lines.append(f"- note: {cell(note)}")
     if report.interrupted:
         lines.append("- interrupted: the tasks marked *not run* were not graded")
     return "\n".join(lines) + "\n"

@@ -44,6 +44,8 @@ def format_table(report, width: int | None = None, visible_only: bool = False) -
         lines.append(f"FLAGGED for review: {flag}")
     for problem in report.problems:
         lines.append(f"problem: {problem}")
+    for note in getattr(report, "notes", ()):
+        lines.append(f"note: {note}")
     if report.interrupted:
         lines.append("interrupted: the tasks above marked 'not run' were not graded")
     return "\n".join(lines)

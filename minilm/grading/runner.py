@@ -12,16 +12,18 @@ the child's events from a pipe, and believes only what fits the manifest:
   *timed out* — and a child that dies in a test (a segfault in a kernel, ``os.abort``) leaves that
   test *crashed*. Either costs only that test: a new child re-runs the rest (the results of a child
   that did not reach its closing checks are not kept, so they are graded again).
+* a crash is believed only where it happens to a test that runs first in its process: a numba
+  kernel does no bounds checks, so one task's out-of-bounds write can kill the process in a later,
+  innocent test. A test that dies after others ran in its process runs again alone, in a fresh
+  child, and gets what it does there (``MAX_RERUNS`` such re-runs per run, then crashes are believed).
 
 After each child, its process group and any orphan it left (this process is a child subreaper on
 Linux) are killed, so no daemon outlives its module or keeps its pipe open.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -33,14 +35,13 @@ from pathlib import Path
 
 from . import canary
 from .manifest import Entry, wall_limit
+from .processes import _LIVE, MAX_EVENT, _cpu_seconds, _Lines, _signal_name, describe_crash, kill_orphans
 from .verdict import (BLOCKED, CRASHED, ERROR, FAILED, NOT_RUN, PASSED, TIMED_OUT, TestResult,
                       classify_exception, explain)
 
 STARTUP_LIMIT = 300.0  # seconds for a child to import and collect (numba's first compile is slow)
-MAX_EVENT = 256 * 1024  # bytes: the child cuts messages to a few KB, so a longer line is not its reporter's
 MAX_MESSAGE = 4000  # characters of a failure message kept
-_LIVE: set[int] = set()  # pids of the children now running (their orphans are fair game, they are not)
-_CLK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+MAX_RERUNS = 4  # tests that crashed after others re-run alone, at most this many per run
 
 
 class ModuleRun:
@@ -64,10 +65,14 @@ class ModuleRun:
         self.proc: subprocess.Popen | None = None
         self.timed_out_tasks: set[str] = set()
         self.child_seconds = 0.0
+        self.batch: int | None = None  # how many of the tests left the next child runs (None: all)
+        self.rerun: str | None = None  # the test the next child runs alone (it crashed after others)
+        self.rerun_done: set[str] = set()
+        self._rerun_why: dict[str, tuple] = {}  # that test -> (exit code, the tasks that ran before it)
+        self.notes: list[str] = []  # what the report says beside the table (tasks only: no test names)
 
     # ---- the loop over children ------------------------------------------------------------------
     def run(self) -> "ModuleRun":
-        stalled = 0
         while not self.stop.is_set() and not self.flags:
             done = {n for n, t in self.tests.items() if t.status != NOT_RUN}
             if len(done) == len(self.tests):
@@ -75,16 +80,30 @@ class ModuleRun:
             finished = self._one_child(done)
             if finished or self.problem:
                 break
-            now_done = {n for n, t in self.tests.items() if t.status != NOT_RUN}
-            stalled = stalled + 1 if now_done == done else 0
-            if stalled >= 2:  # the child dies between tests, twice with no progress
-                self.problem = (f"the test process of {self.label} keeps dying outside any test "
-                                f"(exit code {self.proc.returncode})")
-                break
+            progress = {n for n, t in self.tests.items() if t.status != NOT_RUN} != done
+            if not progress and not self.rerun and not self._narrow(len(self.tests) - len(done)):
+                break  # (after progress a narrowed batch stays narrow until its culprit is found)
         if self.flags:
             for t in self.tests.values():
                 t.flag = self.flags[0]
         return self
+
+    def _narrow(self, left: int) -> bool:
+        """The child died outside any test and nothing it ran counts: a test before left the process
+        broken (an out-of-bounds write kills it later, between tests or at exit). The next child runs
+        half as many tests; a test that leaves the process dead when it runs alone is *crashed*.
+        False when there is nothing left to try."""
+        if self.batch != 1:
+            self.batch = max(1, (self.batch or left) // 2)
+            return True
+        if not self._ran:  # the one test never started: the module itself does not load
+            self.problem = (f"the test process of {self.label} keeps dying outside any test "
+                            f"(exit code {self.proc.returncode})")
+            return False
+        test = self.tests[self._ran[0]]
+        self._crashed(test.nodeid, self.proc.returncode if self.proc.returncode is not None else -9, after=True)
+        self.batch = None
+        return True
 
     def _one_child(self, done: set) -> bool:
         """Run one child over the tests not in ``done``; True when it finished them all."""
@@ -131,13 +150,21 @@ class ModuleRun:
             _LIVE.add(self.proc.pid)
         finally:
             os.close(write_fd)
-        todo = sorted(n for n in self.tests if n not in done)
+        todo = self._todo(done)
         try:
             self.proc.stdin.write(json.dumps({"run": todo}).encode("utf-8"))
             self.proc.stdin.close()
         except BrokenPipeError:  # the child died at once: its exit code tells below
             pass
         return read_fd
+
+    def _todo(self, done: set) -> list[str]:
+        """The tests the next child runs: a crashed test alone, or the first ``batch`` of those left."""
+        if self.rerun:
+            todo, self.rerun = [self.rerun], None
+            self.rerun_done.add(todo[0])
+            return todo
+        return sorted(n for n in self.tests if n not in done)[:self.batch]
 
     def _follow_child(self, reader: "_Lines", checks: list) -> bool:
         """Read the child's events until it ends, runs past a limit, forges, or we are stopped."""
@@ -146,6 +173,7 @@ class ModuleRun:
         self._checks = {c.name: c for c in checks}
         self._seen_checks: dict[str, str] = {}
         self._listed: set[str] = set()
+        self._ran: list[str] = []  # the graded tests this child started, in order
         self._finished = False
         self._deadline = time.monotonic() + STARTUP_LIMIT
         while True:
@@ -189,6 +217,8 @@ class ModuleRun:
                     nodeid in self.tests and self.tests[nodeid].status != NOT_RUN):
                 return self._forged(f"started a test out of turn: {nodeid}")
             self._current = nodeid
+            if nodeid in self.tests:
+                self._ran.append(nodeid)
             self._started, self._cpu0 = time.monotonic(), _cpu_seconds(self.proc.pid)
             entry = self.entries.get(nodeid)
             self._cpu_limit = entry.cpu_limit(self.timeout, entry.task in self.timed_out_tasks) if entry else 30.0
@@ -235,7 +265,14 @@ class ModuleRun:
             return False
         current = self._current
         if current is not None and current in self.tests and self.tests[current].status == NOT_RUN:
-            self._crashed(current, code if code is not None else -9)
+            if self._ran[:1] != [current] and current not in self.rerun_done and len(self.rerun_done) < MAX_RERUNS:
+                self.rerun = current  # others ran before it in this process: was it their write?
+                ran = [n for n in self._ran[:self._ran.index(current)]  # a stub's test runs no kernel
+                       if "NotImplementedError" not in str(self._pending.get(n, {}).get("exc", ""))]
+                before = sorted({self.tests[n].task for n in ran}, key=_task_key)
+                self._rerun_why[current] = (code if code is not None else -9, before)
+            else:
+                self._crashed(current, code if code is not None else -9, alone=current in self.rerun_done)
         if not self._finished:
             if current is None and not self._listed and not self.problem:
                 self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
@@ -252,7 +289,25 @@ class ModuleRun:
             return False
         for nodeid, event in self._pending.items():
             self._record(nodeid, event)
+            if nodeid in self._rerun_why:  # it died after others, and alone it did not
+                self._note_writer(nodeid, *self._rerun_why.pop(nodeid))
         return all(t.status != NOT_RUN for t in self.tests.values())
+
+    def _note_writer(self, nodeid: str, code: int, before: list[str]) -> None:
+        """A test died after others ran in its process and lived alone: say which kernels may write
+        out of bounds (its own: such a write does not always crash at once; or an earlier task's)."""
+        test = self.tests[nodeid]
+        how = _signal_name(code) if code < 0 else f"exit code {code}"
+        suspects = [test.task] + [t for t in before if t != test.task]
+        marks = " or ".join(f"task{t.replace('.', '_')}" for t in suspects)
+        after = f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests"
+        note = (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran alone in a fresh "
+                f"process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
+                f"bounds checks) does not always crash at once — Task {' or '.join(suspects)} may write one: "
+                f"NUMBA_DISABLE_JIT=1 pytest --impl {self.impl} -m \"{marks}\" runs them as plain Python and "
+                f"shows the IndexError.")
+        if note not in self.notes:
+            self.notes.append(note)
 
     def _forged(self, why: str) -> bool:
         self.flags.append(f"{self.label}: the test process {why}" if not why.startswith("the grader") else
@@ -296,10 +351,16 @@ class ModuleRun:
                         f"reaches its exit condition, or a wait that never ends?")
         self.timed_out_tasks.add(test.task)
 
-    def _crashed(self, nodeid: str, code: int) -> None:
+    def _crashed(self, nodeid: str, code: int, *, alone: bool = False, after: bool = False) -> None:
         test = self.tests[nodeid]
         test.status = CRASHED
-        test.message = describe_crash(code) + (f". If it runs a numba kernel (which does no bounds checks), NUMBA_DISABLE_JIT=1 "
+        if after:
+            what = (describe_crash(code).replace(" in the middle of this test", "")
+                    + ", just after this test, which ran alone in it: the test's code leaves the process broken")
+        else:
+            what = describe_crash(code) + (" (again when it ran alone in a fresh process)" if alone else "")
+        test.message = what + (
+                         f". If it runs a numba kernel (which does no bounds checks), NUMBA_DISABLE_JIT=1 "
                          f"pytest --impl {self.impl} -m task{test.task.replace('.', '_')} runs it as plain "
                          f"Python and shows the IndexError.")
 
@@ -318,103 +379,6 @@ class ModuleRun:
         kill_orphans()
 
 
-def describe_crash(code: int) -> str:
-    """What an exit code says about a test process that died in the middle of a test."""
-    if code >= 0:
-        return f"the test process exited with code {code} in the middle of this test (sys.exit / os._exit?)"
-    try:
-        name = signal.Signals(-code).name
-    except ValueError:
-        name = f"signal {-code}"
-    why = {"SIGSEGV": "a segmentation fault: memory read or written out of bounds", "SIGABRT": "aborted",
-           "SIGKILL": "killed (out of memory?)", "SIGBUS": "a bus error: memory read or written out of bounds"}
-    return f"the test process died with {name} ({why.get(name, name)})"
-
-
 def _task_key(task: str):
     a, _, b = task.partition(".")
     return int(a), int(b) if b.isdigit() else 99
-
-
-def _cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of process ``pid`` and its threads, from /proc; wall-clock elsewhere."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _CLK
-    except (OSError, IndexError, ValueError):
-        return time.monotonic() if not os.path.exists("/proc/self/stat") else 0.0
-
-
-def become_subreaper() -> None:
-    """Adopt the orphans of our children (Linux), so that a daemon forked by a test can be found and ended."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
-
-
-def kill_orphans() -> None:
-    """Kill the processes this process adopted (their parent, one of our children, is gone)."""
-    me = str(os.getpid())
-    for _ in range(5):
-        found = []
-        for entry in Path("/proc").glob("[0-9]*") if os.path.isdir("/proc") else []:
-            try:
-                status = (entry / "status").read_text()
-            except OSError:
-                continue
-            ppid = next((l.split()[1] for l in status.splitlines() if l.startswith("PPid:")), "")
-            if ppid == me and int(entry.name) not in _LIVE and _is_grading_child(entry):
-                found.append(int(entry.name))
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError, PermissionError):
-                pass
-
-
-def _is_grading_child(proc: Path) -> bool:
-    """An adopted process that started life in one of our children (its environment says so)."""
-    try:
-        return b"MINILM_GRADING_CHILD=1" in (proc / "environ").read_bytes()
-    except OSError:
-        return True  # unreadable: another user's, i.e. a module user the autograder created
-
-
-class _Lines:
-    """Line reader over a pipe with a timeout (select), so a silent child cannot block us. A line over
-    ``MAX_EVENT`` bytes comes back as ``bytes`` (its start), the rest of it is dropped."""
-
-    def __init__(self, fd: int):
-        self.fd, self.buf, self.eof = fd, b"", False
-
-    def ready(self, timeout: float) -> bool:
-        return bool(self.buf) or bool(select.select([self.fd], [], [], timeout)[0])
-
-    def next_line(self, timeout: float):
-        """A decoded line; '' at end of file; None when nothing came within ``timeout``."""
-        while b"\n" not in self.buf:
-            if len(self.buf) > MAX_EVENT:
-                head, self.buf = self.buf[:80], b""
-                return head
-            if self.eof or not select.select([self.fd], [], [], timeout)[0]:
-                if self.eof and self.buf:
-                    line, self.buf = self.buf, b""
-                    return line.decode("utf-8", "replace")
-                return "" if self.eof else None
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                self.eof = True
-                continue
-            self.buf += chunk
-        line, _, self.buf = self.buf.partition(b"\n")
-        if len(line) > MAX_EVENT:
-            return line[:80]
-        return line.decode("utf-8", "replace") or self.next_line(timeout)
-
-    def close(self):
-        os.close(self.fd)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import manifest
-from .runner import _cpu_seconds, _Lines, describe_crash
+from .processes import _cpu_seconds, _Lines, describe_crash
 
 ENV = "MINILM_SELFCHECK_FD"
 
