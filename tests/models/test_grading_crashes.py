@@ -1,0 +1,104 @@
+"""The grader and a process that dies: a crash is believed only where it happens alone.
+
+A numba kernel does no bounds checks, so one task's out-of-bounds write can kill the grading process
+later, in another task's test or between tests (minilm/grading/runner.py). These tests plant such
+deaths in fake kits, and simulate the loop's narrowing, and check that only the task that breaks the
+process loses points.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from minilm import grading
+from minilm.grading.verdict import TaskSummary
+from tests.grading_kit import make_fake_kit
+
+
+def _task(report, task) -> TaskSummary:
+    return next(s for s in report.tasks if s.task == task)
+
+
+DELAYED_CRASH = {"test_task03_fake.py": '''
+    import os, signal
+    import pytest
+
+    BROKEN = []  # what an out-of-bounds write in a numba kernel leaves behind: a process that dies later
+
+    @pytest.mark.task3_1
+    def test_writes_past_its_buffer():
+        BROKEN.append(True)
+        assert False, "the kernel's values are wrong"
+
+    @pytest.mark.task3_2
+    def test_innocent_next_in_the_same_process():
+        if BROKEN:
+            os.kill(os.getpid(), signal.SIGSEGV)
+''', "test_task04_fake.py": '''
+    import os, signal
+    import pytest
+
+    BROKEN = []
+
+    @pytest.fixture(scope="module", autouse=True)
+    def dies_between_tests():  # the corrupted process dies outside any test: here, at the module's teardown
+        yield
+        if BROKEN:
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+    @pytest.mark.task4_1
+    def test_writes_past_its_buffer_and_passes():
+        BROKEN.append(True)
+
+    @pytest.mark.task4_2
+    def test_another_task_in_that_process():
+        pass
+'''}
+
+
+def test_a_crash_caused_by_an_earlier_test_does_not_cost_the_test_it_killed(tmp_path):
+    """Seen in CI: a task's numba kernel wrote out of bounds and the process died in another task's
+    test. The test that died after others ran in its process runs again alone: there it passes, and
+    only the task that wrote loses its points. A test that kills its own process on the way out
+    (module 4: at its file's teardown) dies alone too, and that is believed."""
+    kit = make_fake_kit(tmp_path / "kit", DELAYED_CRASH)
+    report = grading.grade("exercises", root=kit, timeout=20)
+    assert {s.task: s.status for s in report.tasks} == {"3.1": "failed", "3.2": "passed", "4.1": "crashed",
+                                                       "4.2": "passed"}, report.tasks
+    assert not report.problems, report.problems
+    assert _task(report, "3.2").points == _task(report, "3.2").max_points
+    table = grading.format_table(report, width=100)
+    assert ("note: a test of Task 3.2 died (SIGSEGV) after tests of Task 3.1 had run in it, and passed when it "
+            "ran alone in a fresh process") in table, table
+    assert 'NUMBA_DISABLE_JIT=1 pytest --impl exercises -m "task3_2 or task3_1"' in table, table
+    assert "test_innocent" not in table  # tasks only: a note never names a test (held-back ones stay hidden)
+
+
+def test_a_process_that_dies_between_tests_is_narrowed_down_to_the_test_that_breaks_it():
+    """The loop of ModuleRun with its children simulated: any child that runs ``t3`` dies outside any
+    test (nothing it ran counts). The grader halves the batch until ``t3`` runs alone, marks it
+    crashed, and grades every other test; no "keeps dying" problem, and a bounded number of children."""
+    from minilm.grading.manifest import Entry
+    from minilm.grading.runner import ModuleRun
+    names = [f"tests/graded/test_task05_x.py::t{i}" for i in range(8)]
+    entries = {n: Entry(nodeid=n, task="5.1", points=1.0, hidden=False, cpu_seconds=0.1, uses=())
+               for n in names}
+
+    class Simulated(ModuleRun):
+        children = 0
+
+        def _one_child(self, done):
+            self.children += 1
+            todo = self._todo(done)
+            self._ran = list(todo)
+            self.proc = type("P", (), {"returncode": -11})()
+            if names[3] in todo:                      # t3 breaks the process: it dies after the batch
+                return False
+            for n in todo:
+                self.tests[n].status = "passed"
+            return all(t.status != "not run" for t in self.tests.values())
+
+    run = Simulated(5, "exercises", None, root=Path("."), entries=entries).run()
+    assert not run.problem, run.problem
+    assert run.tests[names[3]].status == "crashed" and "just after this test" in run.tests[names[3]].message
+    assert all(run.tests[n].status == "passed" for n in names if n != names[3])
+    assert run.children <= 7, run.children  # 8 tests: all, 4, 2 (pass), 2, 1 (pass), 1 (t3), the rest
