@@ -90,12 +90,14 @@ def _reseed_dropout(model, seed, step):
             m.rng = np.random.default_rng([seed, step, 1])
 
 
-def run_steps(model, step_loss: Callable, opt, schedule, cfg: TrainConfig, *, name: str, start: int = 0,
-              on_step: Callable | None = None, advice: Callable[[], str] = lambda: "try a lower learning rate",
+def run_steps(model, batch: Callable, loss_of: Callable, opt, schedule, cfg: TrainConfig, *, name: str,
+              start: int = 0, on_step: Callable | None = None,
+              advice: Callable[[], str] = lambda: "try a lower learning rate",
               progress: bool = False, desc: str | None = None) -> None:
     """Steps ``start .. cfg.steps - 1`` of the loop: draw, forward, backward, clip, update.
 
-    ``step_loss(rng) -> (loss Tensor, metrics)``; a ``"tokens"`` count in the metrics feeds the
+    ``batch(rng)`` draws the step's batch, ``loss_of(model, batch) -> (loss Tensor, metrics)`` is the
+    objective (a recipe's ``batch`` and ``loss``); a ``"tokens"`` count in the metrics feeds the
     progress bar's tokens/s. After each update ``on_step(step, loss value, metrics)`` runs (the
     caller's evaluation and checkpoints). A non-finite loss raises ``TrainingError`` naming the
     step, followed by ``advice()``."""
@@ -105,7 +107,7 @@ def run_steps(model, step_loss: Callable, opt, schedule, cfg: TrainConfig, *, na
     for step in range(start, cfg.steps):
         rng = np.random.default_rng([cfg.seed, step])
         _reseed_dropout(model, cfg.seed, step)
-        loss, metrics = step_loss(rng)
+        loss, metrics = loss_of(model, batch(rng))
         value = loss.item()
         if not math.isfinite(value):
             raise TrainingError(f"{name}: the loss became {value} at step {step}; {advice()}")
@@ -131,7 +133,7 @@ def fit(model, step_loss: Callable, cfg: TrainConfig, *, name: str, progress: bo
     evaluation or checkpoints; returns the training losses and leaves the model in eval mode."""
     opt, schedule = optimizer_for(model, cfg)
     losses: list[float] = []
-    run_steps(model, lambda rng: (step_loss(rng), {}), opt, schedule, cfg, name=name,
+    run_steps(model, lambda rng: rng, lambda model, rng: (step_loss(rng), {}), opt, schedule, cfg, name=name,
               on_step=lambda step, value, metrics: losses.append(value), progress=progress)
     model.eval()
     return losses
@@ -166,8 +168,8 @@ def train(recipe, cfg: TrainConfig, out_dir, *, resume: bool = False, progress: 
         return f"{kept}. Try a lower --lr."
 
     t0 = time.time()
-    run_steps(model, lambda rng: recipe.loss(model, recipe.batch(rng)), opt, schedule, cfg, name=recipe.family,
-              start=start_step, on_step=after_step, advice=advice, progress=progress,
+    run_steps(model, recipe.batch, recipe.loss, opt, schedule, cfg, name=recipe.family, start=start_step,
+              on_step=after_step, advice=advice, progress=progress,
               desc=f"train {recipe.family}")
     summary = _summary(recipe, cfg, history, ckpt_path, seconds=time.time() - t0)
     (out_dir / "history.json").write_text(json.dumps(history))

@@ -51,6 +51,7 @@ from minilm.experiments import Metric, Plan
 from minilm.models.prefixlm import DecoderOnlyConfig, PrefixLM, PrefixLMConfig, T5DecoderOnly
 from minilm.models.t5 import T5, T5Config
 from minilm.recipes.t5 import TASK_CHOICES
+from minilm.recipes.config import override
 
 NAME = "architectures"
 HELP = "T5 Fig. 4 / Table 2: encoder-decoder vs prefix LM vs causal LM at equal parameters"
@@ -120,9 +121,9 @@ def build_recipe(condition: str, seed: int, settings: dict):
     common = dict(seed=seed, task=s["task"], min_len=s["min_len"], max_len=s["max_len"], n_head=s["n_head"],
                   n_embd=s["n_embd"], batch_size=s["batch_size"])
     if kind == "encdec":
-        recipe = t5.T5Recipe(replace(t5.T5RecipeConfig(), n_layer=s["n_layer"], **common))
+        recipe = t5.T5Recipe(override(t5.T5RecipeConfig(), n_layer=s["n_layer"], **common))
     else:
-        recipe = prefixlm.PrefixLMRecipe(replace(prefixlm.PrefixLMRecipeConfig(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
+        recipe = prefixlm.PrefixLMRecipe(override(prefixlm.PrefixLMRecipeConfig(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
                                         **common))
     tok = recipe.tokenizer
     recipe.model = make_model(condition, s, vocab_size=tok.vocab_size, pad_id=tok.pad_id, eos_id=recipe.eos_id,

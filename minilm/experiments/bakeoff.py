@@ -83,6 +83,7 @@ from minilm.experiments import Metric, Plan
 from minilm.experiments.electra_common import sentence_features
 from minilm.experiments.tokens_seen import CountTokens as Counted  # shared with gpt_vs_bert
 from minilm.downstream.probe import probe_accuracy
+from minilm.recipes.config import override
 
 NAME = "bakeoff"
 HELP = "every family (GPT, BERT, RoBERTa, ELECTRA, XLNet, T5, BART, DeBERTa, a DistilBERT) on one text at equal compute"
@@ -174,22 +175,22 @@ def _recipe(condition: str, settings: dict, seed: int, batch_size: int = 8):
                   n_embd=s["n_embd"], seed=seed, batch_size=batch_size)
     L, half = s["n_layer"], math.ceil(s["n_layer"] / 2)
     if condition == GPT:
-        return gpt.GPTRecipe(replace(gpt.GPTRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"]))
+        return gpt.GPTRecipe(override(gpt.GPTRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"]))
     if condition in (BERT, RANDOM, STUDENT):
-        return bert.BertRecipe(replace(bert.BertRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
+        return bert.BertRecipe(override(bert.BertRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
     if condition == ROBERTA:
-        return roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), **common, n_layer=L, tokens_per_sample=s["seq_len"]))
+        return roberta.RobertaRecipe(override(roberta.RobertaRecipeConfig(), **common, n_layer=L, tokens_per_sample=s["seq_len"]))
     if condition == ELECTRA:
-        return electra.ElectraRecipe(replace(electra.ElectraRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
+        return electra.ElectraRecipe(override(electra.ElectraRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"]))
     if condition == XLNET:
-        return xlnet.XLNetRecipe(replace(xlnet.XLNetRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"], name_probes=0))
+        return xlnet.XLNetRecipe(override(xlnet.XLNetRecipeConfig(), **common, n_layer=L, block_size=s["seq_len"], name_probes=0))
     if condition == T5:
-        return t5.T5Recipe(replace(t5.T5RecipeConfig(), **common, n_layer=half, input_length=s["seq_len"]))
+        return t5.T5Recipe(override(t5.T5RecipeConfig(), **common, n_layer=half, input_length=s["seq_len"]))
     if condition == BART:
-        return bart.BartRecipe(replace(bart.BartRecipeConfig(), **common, n_layer=half, max_length=s["seq_len"]))
+        return bart.BartRecipe(override(bart.BartRecipeConfig(), **common, n_layer=half, max_length=s["seq_len"]))
     if condition == DEBERTA:
         from minilm.models.deberta import DebertaForMaskedLM
-        recipe = deberta.DebertaRecipe(replace(deberta.DebertaRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"],
+        recipe = deberta.DebertaRecipe(override(deberta.DebertaRecipeConfig(), **common, n_layer=L, max_seq_length=s["seq_len"],
                                        bert_steps=0))
         # its rows are single sentences, so the recipe sizes the (EMD-only) absolute positions to the
         # longest one; the probes' sentence pairs are longer: give it seq_len positions like the others

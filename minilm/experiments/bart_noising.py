@@ -63,6 +63,7 @@ import numpy as np
 
 from autograd.errors import TrainingError
 from minilm.experiments import Metric, Plan
+from minilm.recipes.config import override
 
 NAME = "bart-noising"
 HELP = "BART's noising functions alone and combined (Table 1): encoder probe and reconstruction loss"
@@ -148,7 +149,7 @@ def recipe_config(settings: dict, seed: int, noising: str):
     from minilm.recipes import bart
     keys = ("corpus", "docs", "batch_size", "max_length", "mask_ratio", "n_layer", "n_head", "n_embd",
             "vocab_size", "steps", "lr", "warmup")
-    return replace(bart.BartRecipeConfig(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
+    return override(bart.BartRecipeConfig(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
 
 
 def expected_target_tokens(recipe, steps: int, seed: int) -> int:

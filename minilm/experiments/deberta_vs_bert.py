@@ -43,6 +43,7 @@ import numpy as np
 import autograd.functional as F
 from autograd import no_grad
 from minilm.experiments import Metric, Plan
+from minilm.recipes.config import override
 
 NAME = "deberta-vs-bert"
 HELP = "DeBERTa (relative positions, enhanced mask decoder) vs a BERT of the same size, MLM only"
@@ -116,7 +117,7 @@ def _recipe_config(settings: dict, seed: int):
     from minilm.recipes import deberta
     keys = ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
             "batch_size")  # steps and lr go to the training loop, not the recipe
-    return replace(deberta.DebertaRecipeConfig(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
+    return override(deberta.DebertaRecipeConfig(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
 
 
 def held_out_mlm(data, logits_fn) -> dict:

@@ -47,7 +47,7 @@ CONDITIONS = {
     "All-tokens MLM": ({"objective": "all_tokens_mlm"}, "discriminator"),
     "Replace MLM": ({"objective": "replace_mlm"}, "discriminator"),
     "ELECTRA 15%": ({"objective": "electra15"}, "discriminator"),
-    "BERT (MLM)": ({"objective": "electra", "generator_fraction": 1.0, "disc_weight": 0.0}, "generator"),
+    "BERT (MLM)": ({"objective": "electra", "generator_hidden_fraction": 1.0, "disc_weight": 0.0}, "generator"),
     "no pre-training": None,
     "bag of words": None,
 }
@@ -57,7 +57,7 @@ PAPER_GLUE = {"ELECTRA": 85.0, "All-tokens MLM": 84.3, "Replace MLM": 82.4, "ELE
 @dataclass(frozen=True)
 class ElectraAblationConfig(common.ElectraExperimentConfig):
     """``minilm experiment electra-ablation``: the shared sizes and the generator's size."""
-    generator_fraction: float = ElectraRecipeConfig.generator_fraction  # generator width / discriminator width
+    generator_fraction: float = ElectraRecipeConfig().model.generator_hidden_fraction  # generator width / discriminator width
 
 
 CONFIG = ElectraAblationConfig
@@ -88,11 +88,11 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
         return {"probe": common.bag_of_words_accuracy(seed, settings)}
     spec = CONDITIONS[condition]
     if spec is None:  # no pre-training: a freshly initialised ELECTRA discriminator, same tokenizer
-        recipe, _ = common.pretrain(seed, settings, steps=0, generator_fraction=settings["generator_fraction"])
+        recipe, _ = common.pretrain(seed, settings, steps=0, generator_hidden_fraction=settings["generator_fraction"])
         encode, _ = common.encoder_of(recipe.model, "discriminator")
         return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings)}
     overrides, network = spec
-    overrides = {"generator_fraction": settings["generator_fraction"], **overrides}
+    overrides = {"generator_hidden_fraction": settings["generator_fraction"], **overrides}
     recipe, metrics = common.pretrain(seed, settings, **overrides)
     encode, _ = common.encoder_of(recipe.model, network)
     out = {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),

@@ -3,7 +3,7 @@ the network that would be fine-tuned with a frozen-encoder linear probe on the e
 
 The downstream protocol (the same for ``electra-ablation`` and ``generator-size``):
 
-1. **Pre-train** with ``minilm/recipes/electra.py`` (``objective``, ``generator_fraction``,
+1. **Pre-train** with ``minilm/recipes/electra.py`` (``objective``, ``generator_hidden_fraction``,
    ``disc_weight`` and the sizes from the plan's settings), ``minilm.train`` for ``steps`` steps.
 2. **Freeze** the encoder a downstream task would use (the discriminator for ELECTRA and
    ELECTRA-15%, the main network for the MLM ablations; for the BERT row the generator, which is a
@@ -35,7 +35,11 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
-from minilm.recipes.electra import ElectraRecipeConfig as _Recipe
+from minilm.recipes.electra import ElectraRecipeConfig
+from minilm.recipes.config import override
+
+
+_RECIPE = ElectraRecipeConfig()   # the recipe's defaults: the model's in .model, the schedule's in .train
 
 
 @dataclass(frozen=True)
@@ -43,15 +47,15 @@ class ElectraExperimentConfig:
     """The settings of the ELECTRA experiments: the recipe's own sizes (``minilm train electra``)
     with a shorter schedule, and the probe's data. ``quick()``: toy sizes."""
     steps: int = 300                             # pre-training steps of every run
-    lr: float = _Recipe.lr                       # pre-training peak learning rate
+    lr: float = _RECIPE.train.lr                       # pre-training peak learning rate
     warmup: int = 30                             # warm-up steps of the pre-training schedule
-    docs: int = _Recipe.docs                     # synthetic pre-training documents
-    n_layer: int = _Recipe.n_layer               # blocks of each network
-    n_head: int = _Recipe.n_head                 # attention heads
-    n_embd: int = _Recipe.n_embd                 # H: the discriminator's width
-    batch_size: int = _Recipe.batch_size         # pre-training sequences per step
-    max_seq_length: int = _Recipe.max_seq_length  # tokens per pre-training sequence
-    vocab_size: int = _Recipe.vocab_size         # WordPiece vocabulary
+    docs: int = _RECIPE.docs                     # synthetic pre-training documents
+    n_layer: int = _RECIPE.model.n_layer               # blocks of each network
+    n_head: int = _RECIPE.model.n_head                 # attention heads
+    n_embd: int = _RECIPE.model.n_embd                 # H: the discriminator's width
+    batch_size: int = _RECIPE.batch_size         # pre-training sequences per step
+    max_seq_length: int = _RECIPE.max_seq_length  # tokens per pre-training sequence
+    vocab_size: int = _RECIPE.vocab_size         # WordPiece vocabulary
     probe_train: int = 256                       # labelled entailment pairs the probe is fitted on
     probe_test: int = 1000                       # held-out pairs the probe is scored on
 
@@ -72,7 +76,7 @@ def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides
     from minilm.train import train
     sizes = {k: settings[k] for k in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
                                       "vocab_size")}
-    recipe = electra.ElectraRecipe(replace(electra.ElectraRecipeConfig(), seed=seed, **sizes, **overrides))
+    recipe = electra.ElectraRecipe(override(electra.ElectraRecipeConfig(), seed=seed, **sizes, **overrides))
     steps = int(settings["steps"] if steps is None else steps)
     if steps == 0:
         return recipe, {}

@@ -84,7 +84,7 @@ class ElectraEfficiencyConfig(common.ElectraExperimentConfig):
     steps: int = 600                # pre-training steps of each run (its last checkpoint)
     warmup: int = 60                # warm-up steps of the pre-training schedule
     points: int = 6                 # checkpoints probed after step 0, every steps / points steps
-    generator_fraction: float = ElectraRecipeConfig.generator_fraction  # ELECTRA's generator width / H
+    generator_fraction: float = ElectraRecipeConfig().model.generator_hidden_fraction  # ELECTRA's generator width / H
 
     @classmethod
     def quick(cls):
@@ -111,11 +111,11 @@ def condition(model: str, step: int) -> str:
 def model_config(settings: dict, model: str, vocab_size: int | None = None) -> ElectraConfig:
     """The ``ElectraConfig`` shapes of one model at these settings (``vocab_size``: the requested
     vocabulary unless given; the trained tokenizer may have fewer entries)."""
-    overrides = {"generator_fraction": settings["generator_fraction"], **MODELS[model][0]}
+    overrides = {"generator_hidden_fraction": settings["generator_fraction"], **MODELS[model][0]}
     return ElectraConfig(vocab_size=vocab_size or settings["vocab_size"],
                          max_position_embeddings=settings["max_seq_length"], n_layer=settings["n_layer"],
                          n_head=settings["n_head"], n_embd=settings["n_embd"],
-                         generator_hidden_fraction=overrides["generator_fraction"], objective=overrides["objective"])
+                         generator_hidden_fraction=overrides["generator_hidden_fraction"], objective=overrides["objective"])
 
 
 def network_shapes(config: ElectraConfig, network: str) -> dict:
@@ -214,7 +214,7 @@ def trajectory(model: str, seed: int, settings: dict) -> dict:
     from minilm.train import train
     overrides, network = MODELS[model]
     recipe, _ = common.pretrain(seed, settings, steps=0, corpus=settings["corpus"],
-                                **{"generator_fraction": settings["generator_fraction"], **overrides})
+                                **{"generator_hidden_fraction": settings["generator_fraction"], **overrides})
     steps = checkpoints(settings)
     run = ProbedRecipe(recipe, network, seed, settings)
     cfg = replace(common.schedule(seed, settings, steps[-1]), eval_every=steps[1])

@@ -6,7 +6,7 @@ U: "models work best with generators 1/4-1/2 the size of the discriminator". The
 a too-strong generator makes the task too hard for the discriminator (its samples are hard to
 tell from the original) and costs compute, a too-weak one makes it too easy.
 
-The miniature: one ``minilm train electra`` run per fraction (``--generator-fraction``, the
+The miniature: one ``minilm train electra`` run per fraction (``--generator-hidden-fraction``, the
 generator's hidden size as a fraction of the discriminator's H = 64: 1/8 → 8 units, 1/4 → 16,
 1/2 → 32, 3/4 → 48, 1 → 64; the depth stays the discriminator's), same steps, batch and learning
 rate, and the same downstream protocol as ``electra-ablation`` (``electra_common``): a
@@ -55,7 +55,8 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    recipe, metrics = common.pretrain(seed, settings, objective="electra", generator_fraction=FRACTIONS[condition])
+    recipe, metrics = common.pretrain(seed, settings, objective="electra",
+                                      generator_hidden_fraction=FRACTIONS[condition])
     encode, _ = common.encoder_of(recipe.model, "discriminator")
     return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),
             **common.pretraining_metrics(metrics), "replaced_rate": metrics["replaced_rate"]}

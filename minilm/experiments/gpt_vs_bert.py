@@ -77,6 +77,7 @@ from autograd import no_grad
 from autograd.errors import MiniLMError
 from minilm.experiments import Metric, Plan
 from minilm.experiments.tokens_seen import CountTokens  # shared with bakeoff
+from minilm.recipes.config import override
 
 NAME = "gpt-vs-bert"
 HELP = "the 2018 verdict: ELMo-style frozen features vs GPT vs BERT fine-tuning at equal size, data and steps"
@@ -192,16 +193,16 @@ def write_corpus(docs, path) -> str:
 
 
 def build_recipe(family: str, settings: dict, seed: int, corpus_path: str):
-    """The GPT or BERT recipe on the shared text, at the shared sizes (``dataclasses.replace`` of the
-    recipe's defaults)."""
+    """The GPT or BERT recipe on the shared text, at the shared sizes (the recipe's defaults with
+    ``override``)."""
     from minilm.recipes import bert, gpt
     common = dict(seed=seed, corpus=corpus_path, vocab_size=settings["vocab_size"], n_layer=settings["n_layer"],
                   n_head=settings["n_head"], n_embd=settings["n_embd"], batch_size=settings["batch_size"],
                   steps=settings["steps"], lr=settings["lr"], warmup=settings["warmup"])
     if family == "gpt":
-        return gpt.GPTRecipe(replace(gpt.GPTRecipeConfig(), block_size=settings["seq_len"], **common))
+        return gpt.GPTRecipe(override(gpt.GPTRecipeConfig(), block_size=settings["seq_len"], **common))
     if family == "bert":
-        return bert.BertRecipe(replace(bert.BertRecipeConfig(), max_seq_length=settings["seq_len"], **common))
+        return bert.BertRecipe(override(bert.BertRecipeConfig(), max_seq_length=settings["seq_len"], **common))
     raise ValueError(f"{NAME}: family={family!r}, expected 'gpt' or 'bert'")
 
 
@@ -433,7 +434,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
         path = write_corpus(pretraining_documents(settings, seed), os.path.join(tmp, "corpus.txt"))
         gpt = build_recipe("gpt", settings, seed, path)        # the tokenizer and the LM windows
         recipe = gpt if family == "gpt" else build_recipe("bert", settings, seed, path)
-        _, val_docs = load_documents(replace(CorpusConfig(), seed=seed, corpus=path))   # the recipes' split
+        _, val_docs = load_documents(override(CorpusConfig(), seed=seed, corpus=path))   # the recipes' split
     tok = recipe.tokenizer
     if tok.convert_ids_to_tokens(list(range(tok.vocab_size))) != \
             gpt.tokenizer.convert_ids_to_tokens(list(range(gpt.tokenizer.vocab_size))):

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from minilm.experiments import Metric, Plan
+from minilm.recipes.config import override
 
 NAME = "masking"
 HELP = "RoBERTa's static vs dynamic masking on a small corpus read for many epochs"
@@ -142,7 +143,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in CONDITIONS and condition != REFERENCE:
         raise ValueError(f"masking: unknown condition {condition!r}")
     masking, copies = CONDITIONS.get(condition, ("dynamic", 1))
-    recipe = roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), seed=seed, docs=settings["docs"], masking=masking,
+    recipe = roberta.RobertaRecipe(override(roberta.RobertaRecipeConfig(), seed=seed, docs=settings["docs"], masking=masking,
                                    static_copies=copies, tokens_per_sample=settings["tokens_per_sample"],
                                    batch_size=settings["batch_size"], n_layer=settings["n_layer"],
                                    n_head=settings["n_head"], n_embd=settings["n_embd"],

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from minilm.experiments import Metric, Plan
+from minilm.recipes.config import override
 
 NAME = "new-york"
 HELP = "multi-token names: BERT's independent vs XLNet's factorised prediction"
@@ -105,12 +106,12 @@ def plan(cfg: NewYorkConfig) -> Plan:
 def _recipe_config(recipe_class, settings: dict, seed: int, **extra):
     """A recipe's defaults with this experiment's sizes."""
     sizes = {key: settings[key] for key in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "vocab_size")}
-    return replace(recipe_class.Config(), seed=seed, **sizes, **extra)
+    return override(recipe_class.Config(), seed=seed, **sizes, **extra)
 
 
 def _train(recipe, settings: dict, seed: int):
     from minilm.train import TrainConfig, train
-    lr = recipe.Config().lr  # the recipe's default peak learning rate
+    lr = recipe.Config().train.lr  # the recipe's default peak learning rate
     steps = settings["steps"]
     cfg = TrainConfig(steps=steps, lr=lr, warmup=max(1, steps // 10), eval_every=steps, checkpoint_every=steps,
                       seed=seed)

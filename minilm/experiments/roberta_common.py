@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from minilm.experiments import Metric
+from minilm.recipes.config import override
 
 __all__ = ["RobertaExperimentConfig", "METRICS", "recipe_config", "pretrain", "tokens_seen", "probes",
            "sentiment_probe"]
@@ -49,7 +50,7 @@ def recipe_config(settings: dict, seed: int, **changes):
     """The RoBERTa recipe's defaults with the experiment's sizes (and ``changes``)."""
     from minilm.recipes import roberta
     keys = ("corpus", "docs", "tokens_per_sample", "n_layer", "n_head", "n_embd", "vocab_size")
-    return replace(roberta.RobertaRecipeConfig(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
+    return override(roberta.RobertaRecipeConfig(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
 
 
 def pretrain(recipe, steps: int, lr: float, warmup: int, seed: int) -> None:

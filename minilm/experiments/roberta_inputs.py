@@ -79,6 +79,7 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
+from minilm.recipes.config import override
 
 NAME = "roberta-inputs"
 HELP = "RoBERTa's input formats (SEGMENT-PAIR+NSP, SENTENCE-PAIR+NSP, FULL-SENTENCES, DOC-SENTENCES)"
@@ -162,7 +163,7 @@ def recipe_config(condition: str, seed: int, settings: dict):
     if condition not in CONDITIONS:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
     keys = ("corpus", "docs", "tokens_per_sample", "tokens_per_batch", "n_layer", "n_head", "n_embd", "vocab_size")
-    return replace(roberta.RobertaRecipeConfig(), seed=seed, packing=FORMATS.get(condition, "full"),
+    return override(roberta.RobertaRecipeConfig(), seed=seed, packing=FORMATS.get(condition, "full"),
                    **{k: settings[k] for k in keys})
 
 

@@ -53,7 +53,7 @@ class BartConfig:
 
     vocab_size: int = 256         # V
     n_embd: int = 64              # C, d_model
-    n_head: int = 4
+    n_head: int = 4               # attention heads
     n_layer: int = 2              # encoder blocks
     n_decoder_layer: int | None = None  # decoder blocks; None = n_layer
     n_inner: int | None = None    # feed-forward width; None = 4·C (bart-base: 3072)

@@ -64,15 +64,15 @@ class DebertaConfig:
     vocab_size: int                       # V
     max_position_embeddings: int = 64     # absolute positions, used only by the enhanced mask decoder
     max_relative_positions: int = 8       # k: distances beyond ±k share one embedding (DeBERTa-base: 256)
-    n_layer: int = 2
-    n_head: int = 2
-    n_embd: int = 64
+    n_layer: int = 2                      # encoder layers
+    n_head: int = 2                       # attention heads
+    n_embd: int = 64                      # model width
     n_inner: int | None = None            # FFN width; None = 4·n_embd
     share_att_key: bool = False           # True: P projected by the content W_q, W_k (DeBERTa-v2)
     emd_layers: int = 2                   # applications of the enhanced mask decoder (§3.2: n = 2)
-    dropout: float = 0.0
+    dropout: float = 0.0                  # dropout probability
     layer_norm_eps: float = 1e-7          # DeBERTa's ε
-    initializer_range: float = 0.02
+    initializer_range: float = 0.02       # std of the normal initial weights
     # the released code's switches (module docstring); the defaults are the paper's model
     rel_index: str = "paper"              # "released": position-to-content indexed δ(i, j)
     emd: bool = True                      # False: no enhanced mask decoder (transformers' ...ForMaskedLM)

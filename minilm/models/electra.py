@@ -38,6 +38,7 @@ Letters: B batch, T time, E embedding size, H discriminator hidden, G generator 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class ElectraConfig:
     generator_inner: int | None = None      # generator FFN width; None = 4·G (a loaded generator: its intermediate_size)
     generator_layers_fraction: float = 1.0  # generator blocks = round(fraction·n_layer), at least 1
     min_generator_hidden: int = 8           # floor for tiny models (module docstring)
-    objective: str = "electra"              # or an ablation: electra15, replace_mlm, all_tokens_mlm (§3.2)
+    objective: Literal[OBJECTIVES] = "electra"  # or an ablation: electra15, replace_mlm, all_tokens_mlm (§3.2)
     mask_prob: float = 0.15                 # share of tokens masked (large model: 0.25)
     gen_weight: float = 1.0                 # weight of the generator's MLM loss
     disc_weight: float = 50.0               # λ, weight of the discriminator loss

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -57,18 +58,19 @@ def _check_arch(config) -> None:
 class PrefixLMConfig:
     """A decoder-only model over ``[input ; target]``; ``arch`` picks the mask."""
 
-    vocab_size: int = 256
+    vocab_size: int = 256         # token ids
     block_size: int = 64          # longest input + target (learned positions)
-    n_layer: int = 2
-    n_head: int = 4
-    n_embd: int = 64
-    n_inner: int | None = None    # MLP width; None = 4·n_embd
-    dropout: float = 0.0
-    eps: float = 1e-5
-    init_std: float = 0.02
-    arch: str = "prefixlm"        # "prefixlm" (fully visible input) or "causal" (a plain LM)
-    pad_id: int = 0
-    seed: int = 0
+    n_layer: int = 2              # Transformer blocks
+    n_head: int = 4               # attention heads
+    n_embd: int = 64              # model width
+    n_inner: int | None = None    # MLP width (default: 4·n_embd)
+    dropout: float = 0.0          # dropout probability
+    eps: float = 1e-5             # LayerNorm epsilon
+    init_std: float = 0.02        # std of the normal initial weights
+    arch: Literal["prefixlm", "causal"] = "prefixlm"  # prefixlm: the input is fully visible; causal: a plain
+                                                      # left-to-right LM
+    pad_id: int = 0               # the padding id
+    seed: int = 0                 # the init seed when PrefixLM(config) gets no rng
 
     def __post_init__(self):
         check_positive_ints(self, ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"))

@@ -4,8 +4,10 @@ A recipe module ``minilm/recipes/FAMILY.py`` defines
 
     FamilyRecipeConfig    a dataclass: every setting of a run, with its default and a comment
                           (``minilm train FAMILY --help`` is generated from it: minilm/recipes/config.py);
-                          it extends ``RecipeConfig`` (minilm.train's schedule: steps, lr, warm-up, ...),
-                          or ``CorpusConfig`` (+ --corpus, --docs) for a family that reads documents
+                          it extends ``RecipeConfig``, or ``CorpusConfig`` (+ --corpus, --docs) for a
+                          family that reads documents, and holds two configs as fields: ``model``, the
+                          model's own config, and ``train``, minilm.train's schedule (steps, lr, ...),
+                          each with the recipe's defaults (``nested(...)``)
     FamilyRecipe          the object ``minilm.train.train`` trains (the protocol below), built as
                           ``FamilyRecipe(cfg)`` and registered with the decorator :func:`recipe`::
 
@@ -13,11 +15,12 @@ A recipe module ``minilm/recipes/FAMILY.py`` defines
                 variants={"static": {"masking": "static"}, "wwm": {"whole_word_mask": True}})
         class RobertaRecipe: ...
 
-Experiments and tests change a setting with ``dataclasses.replace``::
+Experiments and tests change settings by their option names, wherever the config nests them
+(``n_layer`` is ``cfg.model.n_layer``, ``seed`` is ``cfg.train.seed``)::
 
-    from dataclasses import replace
+    from minilm.recipes.config import override
     from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
-    cfg = replace(RobertaRecipeConfig(), masking="static", seed=3)
+    cfg = override(RobertaRecipeConfig(), masking="static", seed=3, n_layer=1)
     recipe = RobertaRecipe(cfg)
     summary = train(recipe, cfg.train_config(), out_dir)
 
@@ -119,12 +122,14 @@ def variant_keys(cls, cfg) -> list[str]:
     A variant is selected when every field it names has its value in ``cfg``. A '+'-joined str value
     (BART's ``--noising infilling+permutation+rotation``) adds to the default's parts: the variant is
     selected when ``cfg``'s value has the parts it adds (``--noising masking+rotation`` too)."""
-    default = cls.Config()
+    from minilm.recipes.config import leaves
+    values = {name: leaf[3] for name, leaf in leaves(cls.Config, cfg).items()}      # nested fields too
+    defaults = {name: leaf[3] for name, leaf in leaves(cls.Config).items()}
 
     def selects(field, want):
-        have = getattr(cfg, field)
+        have = values[field]
         if isinstance(want, str) and "+" in want:
-            adds = set(want.split("+")) - set(str(getattr(default, field)).split("+"))
+            adds = set(want.split("+")) - set(str(defaults[field]).split("+"))
             return adds <= set(str(have).split("+"))
         return have == want
     return [cls.family] + [f"{cls.family}:{name}" for name, fields in cls.variants.items()

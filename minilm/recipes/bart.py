@@ -12,12 +12,15 @@ compares the held-out loss per target token with a unigram and a bigram model of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from autograd.errors import ConfigError
+from minilm.models.bart import BartConfig
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes.seq2seq import Seq2SeqRecipe
 
@@ -31,16 +34,12 @@ class BartRecipeConfig(CorpusConfig):
     poisson_lambda: float = 3.0       # mean span length in words
     noising: str = "infilling+permutation"  # BART's noising functions (§2.2), '+'-joined: masking, deletion,
                                             # infilling, permutation, rotation
-    n_layer: int = 2                  # encoder and decoder blocks each
-    n_head: int = 4                   # attention heads
-    n_embd: int = 64                  # model width
+    model: BartConfig = nested(BartConfig(n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                               set_by_recipe=("vocab_size", "max_positions", "pad_id", "bos_id", "eos_id",
+                                              "mask_id", "seed", "position_offset"))
     batch_size: int = 12              # blocks per step
     vocab_size: int = 400             # WordPiece vocabulary size
-    dropout: float = 0.0              # dropout probability
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
-    lr: float = 2e-3
-    warmup: int = 60
+    train: TrainConfig = nested(TrainConfig(steps=600, lr=2e-3, warmup=60))
 
 
 def sentence_blocks(docs, tok, max_length: int) -> list[np.ndarray]:
@@ -65,7 +64,7 @@ def sentence_blocks(docs, tok, max_length: int) -> list[np.ndarray]:
         variants={"rotation": {"noising": "infilling+permutation+rotation"}})
 class BartRecipe(Seq2SeqRecipe):
     def __init__(self, cfg: BartRecipeConfig):
-        from minilm.models.bart import Bart, BartConfig
+        from minilm.models.bart import Bart
         from minilm.tokenizers import WordPieceTokenizer
         from minilm.corruption import noising_options
         if cfg.max_length < 4:
@@ -83,10 +82,8 @@ class BartRecipe(Seq2SeqRecipe):
         val_blocks = sentence_blocks(val_docs, tok, cfg.max_length)[:128]
         rng = np.random.default_rng([cfg.seed, 99])
         self.val = [(self.noise(b, rng), b) for b in val_blocks]        # fixed noise: comparable evals
-        self.model_config = BartConfig(vocab_size=V, n_embd=cfg.n_embd, n_head=cfg.n_head, n_layer=cfg.n_layer,
-                                       max_positions=2 * cfg.max_length, dropout=cfg.dropout,
-                                       pad_id=tok.pad_id, bos_id=tok.cls_id, eos_id=tok.sep_id,
-                                       mask_id=tok.mask_id)
+        self.model_config = replace(cfg.model, vocab_size=V, max_positions=2 * cfg.max_length, pad_id=tok.pad_id,
+                                    bos_id=tok.cls_id, eos_id=tok.sep_id, mask_id=tok.mask_id)
         self.model = Bart(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     def noise(self, ids, rng):

@@ -7,7 +7,7 @@ frequent token, and NSP accuracy with chance (50%).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -18,27 +18,26 @@ from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.tokenizers import WordPieceTokenizer
+
+# the model's fields the data decides (the tokenizer's vocabulary, the block length), not options
+MODEL_SET_BY_RECIPE = ("vocab_size", "max_position_embeddings", "type_vocab_size", "position_offset", "pad_token_id")
 
 
 @dataclass
 class BertRecipeConfig(CorpusConfig):
-    """``minilm train bert``: one option per field."""
+    """``minilm train bert``: one option per field, the model's and the schedule's included."""
+    model: BertConfig = nested(BertConfig(vocab_size=400, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                               set_by_recipe=MODEL_SET_BY_RECIPE)
     max_seq_length: int = 48        # tokens per pair
-    n_layer: int = 2                # encoder layers
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # model width
     batch_size: int = 32            # pairs per step
     vocab_size: int = 400           # WordPiece vocabulary size
-    dropout: float = 0.0            # dropout probability
     whole_word_mask: bool = False   # mask whole words: a ## piece is masked with its word (BERT's
                                     # do_whole_word_mask, Task 12.2)
     dupe_factor: int = 5            # passes over the corpus when building NSP pairs (BERT's dupe_factor)
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 2000
-    warmup: int = 80
-    eval_every: int = 200
-    checkpoint_every: int = 200
+    train: TrainConfig = nested(TrainConfig(steps=2000, warmup=80, eval_every=200, checkpoint_every=200))
 
 
 @recipe("bert", config=BertRecipeConfig, chapter=5,
@@ -62,9 +61,7 @@ class BertRecipe:
         # one fixed mask of the held-out pairs, so evaluations are comparable across steps
         self.val_inputs, self.val_labels = self._mask(self.val["input_ids"], np.random.default_rng([cfg.seed, 99]))
         self.batch_size = cfg.batch_size
-        self.model_config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length,
-                                       n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
-                                       dropout=cfg.dropout)
+        self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length)
         self.model = BertForPreTraining(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train["input_ids"], ignore_ids=self.special)
 

@@ -10,19 +10,27 @@ import numpy as np
 
 from autograd.errors import ConfigError, MiniLMError
 from minilm.data import read_corpus, synthetic_corpus, train_val_split
+from minilm.recipes.config import nested
 from minilm.train import TrainConfig
 
 
 @dataclass
-class RecipeConfig(TrainConfig):
-    """Every recipe's config starts with ``minilm.train``'s schedule (steps, lr, warm-up, periods,
-    seed: their help is TrainConfig's comments); a recipe redeclares the defaults it changes."""
+class RecipeConfig:
+    """Every recipe's config holds ``minilm.train``'s schedule as ``train`` (steps, lr, warm-up,
+    periods, seed: their help is TrainConfig's comments); a recipe gives it the defaults it changes,
+    ``train: TrainConfig = nested(TrainConfig(steps=600))``, and its model's config as ``model``."""
+    train: TrainConfig = nested(TrainConfig())
+
+    @property
+    def seed(self):
+        """The run's seed (``train.seed``): the data, the model's initial weights, every draw."""
+        return self.train.seed
 
     def train_config(self) -> TrainConfig:
         """The schedule ``minilm.train.train`` takes, its periods capped at the run's length."""
-        if self.steps < 1:
-            raise ConfigError(f"steps={self.steps}: a run needs at least 1 optimizer step (--steps)")
-        cfg = TrainConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainConfig)})
+        cfg = self.train
+        if cfg.steps < 1:
+            raise ConfigError(f"steps={cfg.steps}: a run needs at least 1 optimizer step (--steps)")
         return dataclasses.replace(cfg, eval_every=min(cfg.eval_every, cfg.steps),
                                    checkpoint_every=min(cfg.checkpoint_every, cfg.steps))
 

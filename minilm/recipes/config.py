@@ -20,6 +20,15 @@ An experiment (``minilm experiment NAME``) offers a few of its fields (``only=``
 set of defaults for --quick (``quick=``, an instance): its options then default to "not given", the
 help names both defaults, and ``from_args(cls, namespace, base=quick or full)`` applies what was given.
 
+A field may hold another config (:func:`nested`): a recipe's config holds the model's config
+(``model``) and the schedule (``train``, a ``minilm.train.TrainConfig``), so that a value such as the
+learning rate is declared once, in the class that uses it. Their fields are options too, with the
+same flat names (``--lr``, ``--n-layer``; two fields of one name anywhere in the tree are an error),
+but for those the recipe sets itself (``nested(..., set_by_recipe=("vocab_size",))``).
+:func:`override` changes fields by those names, wherever they are nested::
+
+    cfg = override(ElectraRecipeConfig(), n_layer=1, lr=1e-3)   # cfg.model.n_layer, cfg.train.lr
+
 Only the command layer (``minilm/commands/``) holds a parsed Namespace; it turns it into the config
 with :func:`from_args` at once, and everything below takes the dataclass.
 """
@@ -43,29 +52,98 @@ def option_name(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
+def nested(default, *, set_by_recipe=()):
+    """A config field that holds another config, ``default`` (a dataclass instance): its fields are
+    options of the outer config, but for ``set_by_recipe``, the fields the recipe fills in (from the data:
+    the vocabulary size, the special ids), which no option may set."""
+    return dataclasses.field(default_factory=lambda: dataclasses.replace(default),
+                             metadata={"set_by_recipe": tuple(set_by_recipe)})
+
+
+def leaves(cls, instance=None) -> dict:
+    """``{name: (path, field, type, value, owner)}`` of every option field of the config ``cls``,
+    nested configs walked into (``path``: the attribute names from the top, ``("model", "n_layer")``;
+    ``owner``: the dataclass that declares it); ``value`` is ``instance``'s (default: ``cls()``'s).
+    Two leaves of one name are an error."""
+    if instance is None:
+        try:
+            instance = cls()
+        except TypeError as err:
+            raise ConfigError(f"{cls.__name__}: every field needs a default to become an option ({err})") from err
+    out: dict = {}
+
+    def walk(klass, obj, path, hidden):
+        hints = typing.get_type_hints(klass)
+        own = [f for f in dataclasses.fields(klass) if f.init and f.name not in hidden]
+        nested_last = lambda f: ("set_by_recipe" in f.metadata, f.name == "train")  # own, the model's, the schedule
+        for f in sorted(own, key=nested_last):
+            value = getattr(obj, f.name)
+            if "set_by_recipe" in f.metadata:
+                walk(hints[f.name], value, path + (f.name,), set(f.metadata["set_by_recipe"]))
+                continue
+            if f.name in out:
+                raise ConfigError(f"{cls.__name__}: two fields are called {f.name!r} ("
+                                  f"{'.'.join(out[f.name][0])} and {'.'.join(path + (f.name,))}); "
+                                  "an option name must say which one it sets")
+            out[f.name] = (path + (f.name,), f, hints[f.name], value, klass)
+    walk(cls, instance, (), set())
+    return out
+
+
 def add_options(parser, cls, skip=(), *, only=None, quick=None) -> None:
-    """One option per field of the dataclass ``cls`` (``skip``: the names the caller's parser already
-    has, such as ``--seed``; ``only``: these fields alone, in this order). With ``quick``, an instance
-    of ``cls`` holding the --quick defaults, an option left out is absent from the parsed Namespace."""
-    hints = typing.get_type_hints(cls)
-    comments = field_comments(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    """One option per field of the dataclass ``cls`` and of the configs it nests (``skip``: the names
+    the caller's parser already has, such as ``--seed``; ``only``: these fields alone, in this order).
+    With ``quick``, an instance of ``cls`` holding the --quick defaults, an option left out is absent
+    from the parsed Namespace."""
+    fields = leaves(cls)
+    quick_values = None if quick is None else leaves(cls, quick)
     unknown = [name for name in only or () if name not in fields]
     if unknown:
         raise ConfigError(f"add_options: {cls.__name__} has no field {unknown}; its fields are {list(fields)}")
-    for f in (fields[name] for name in only) if only is not None else fields.values():
-        if f.name not in skip:
-            quick_default = _default(f) if quick is None else getattr(quick, f.name)
-            _add_option(parser, f.name, hints[f.name], _default(f), comments.get(f.name, ""), cls,
-                        quick=quick_default, suppress=quick is not None)
+    groups: dict = {}   # a nested config's options under its own heading in --help: "model (GPTConfig)"
+    for name in only if only is not None else fields:
+        if name in skip:
+            continue
+        path, f, hint, default, klass = fields[name]
+        where = parser
+        if len(path) > 1:
+            title = f"{'.'.join(path[:-1])} ({klass.__name__})"
+            where = groups.setdefault(title, parser.add_argument_group(title))
+        quick_default = default if quick is None else quick_values[name][3]
+        _add_option(where, name, hint, default, field_comments(klass).get(name, ""), klass,
+                    quick=quick_default, suppress=quick is not None)
 
 
 def from_args(cls, namespace, base=None):
     """The config ``cls`` with every field that ``namespace`` (a parsed command line) holds; the
     others from ``base`` (an instance of ``cls``: the --quick sizes, say) or ``cls``'s defaults."""
     values = vars(namespace)
-    given = {f.name: values[f.name] for f in dataclasses.fields(cls) if f.init and f.name in values}
-    return cls(**given) if base is None else dataclasses.replace(base, **given)
+    base = cls() if base is None else base
+    return override(base, **{name: values[name] for name in leaves(cls, base) if name in values})
+
+
+def override(cfg, **changes):
+    """``cfg`` with the fields named in ``changes`` replaced, wherever they are nested (their option
+    names without the dashes: ``override(cfg, n_layer=2, lr=1e-3)`` sets ``cfg.model.n_layer`` and
+    ``cfg.train.lr``). An unknown name is an error that lists the known ones."""
+    fields = leaves(type(cfg), cfg)
+    unknown = sorted(set(changes) - set(fields))
+    if unknown:
+        raise ConfigError(f"{type(cfg).__name__} has no option {unknown}; its options are {sorted(fields)}")
+    by_path: dict = {}
+    for name, value in changes.items():
+        path = fields[name][0]
+        by_path.setdefault(path[:-1], {})[path[-1]] = value
+    return _replace_at(cfg, (), by_path)
+
+
+def _replace_at(obj, path, by_path):
+    """``obj`` (the config at ``path``) with ``by_path``'s changes below it applied, inner first."""
+    inner = {f.name: _replace_at(getattr(obj, f.name), path + (f.name,), by_path)
+             for f in dataclasses.fields(obj) if "set_by_recipe" in f.metadata
+             and any(p[:len(path) + 1] == path + (f.name,) for p in by_path)}
+    changes = {**inner, **by_path.get(path, {})}
+    return dataclasses.replace(obj, **changes) if changes else obj
 
 
 def field_comments(cls) -> dict[str, str]:
@@ -104,14 +182,6 @@ def _own_comments(klass) -> dict[str, str]:
             row += 1
         out[node.target.id] = " ".join(parts)
     return out
-
-
-def _default(f):
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    raise ConfigError(f"add_options: field {f.name!r} has no default; an option needs one")
 
 
 def _show(value) -> str:

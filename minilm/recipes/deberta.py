@@ -8,7 +8,7 @@ sentences for --bert-steps steps (0 = skip that comparison).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -19,6 +19,8 @@ from minilm.downstream.baselines import MostFrequentToken
 from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.tokenizers import WordPieceTokenizer
 from autograd import no_grad
 from minilm.models.bert import BertConfig
@@ -30,19 +32,13 @@ from minilm.train import fit, short_run
 class DebertaRecipeConfig(CorpusConfig):
     """``minilm train deberta``: one option per field."""
     max_seq_length: int = 32              # tokens per sentence, the rest cut
-    n_layer: int = 2                      # encoder layers
-    n_head: int = 4                       # attention heads
-    n_embd: int = 64                      # model width
-    max_relative_positions: int = 8       # k: relative distances beyond ±k share one embedding
-    share_att_key: bool = False           # project the relative embeddings with the content W_q, W_k (DeBERTa-v2)
+    model: DebertaConfig = nested(DebertaConfig(vocab_size=400, n_layer=2, n_head=4, n_embd=64),
+                                  set_by_recipe=("vocab_size", "max_position_embeddings", "pos_att_type"))
     batch_size: int = 32                  # sentences per step
     vocab_size: int = 400                 # WordPiece vocabulary size
     bert_steps: Optional[int] = None      # steps of the same-size BERT (MLM only) it is compared with
                                           # (default: --steps; 0 = none)
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
-    lr: float = 2e-3
-    warmup: int = 60
+    train: TrainConfig = nested(TrainConfig(steps=600, lr=2e-3, warmup=60))
 
 
 @recipe("deberta", config=DebertaRecipeConfig, chapter=12)
@@ -61,9 +57,7 @@ class DebertaRecipe:
         # one fixed mask of the held-out sentences, so evaluations are comparable across steps
         self.val_inputs, self.val_labels = self._mask(self.val_ids, np.random.default_rng([cfg.seed, 99]))
         self.batch_size, self.cfg = cfg.batch_size, cfg
-        self.model_config = DebertaConfig(vocab_size=tok.vocab_size, max_position_embeddings=self.train_ids.shape[1],
-                                          max_relative_positions=cfg.max_relative_positions, n_layer=cfg.n_layer,
-                                          n_head=cfg.n_head, n_embd=cfg.n_embd, share_att_key=cfg.share_att_key)
+        self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=self.train_ids.shape[1])
         self.model = DebertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=self.special)
 
@@ -105,13 +99,13 @@ class DebertaRecipe:
         """A BERT of the same size (absolute positions at the input, MLM only) on the same data."""
         a = self.cfg
         cfg = BertConfig(vocab_size=self.tokenizer.vocab_size, max_position_embeddings=self.train_ids.shape[1],
-                         n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, dropout=0.0)
+                         n_layer=a.model.n_layer, n_head=a.model.n_head, n_embd=a.model.n_embd, dropout=0.0)
         bert = BertForPreTraining(cfg, rng=np.random.default_rng(a.seed))
 
         def loss_fn(rng):
             b = self.batch(rng)
             return bert(b["input_ids"], None, b["attention_mask"], mlm_labels=b["labels"])["loss"]
-        fit(bert, loss_fn, short_run(steps, a.lr, [a.seed, 7]), name="BERT (MLM only)")
+        fit(bert, loss_fn, short_run(steps, a.train.lr, [a.seed, 7]), name="BERT (MLM only)")
         with no_grad():
             _, acc = self._accuracy(lambda x, m, y: (lambda o: (o["loss"], o["mlm_logits"]))(
                 bert(x, None, m, mlm_labels=y)))
@@ -119,7 +113,7 @@ class DebertaRecipe:
 
     def baselines(self):
         out = {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels)}
-        steps = self.cfg.steps if self.cfg.bert_steps is None else self.cfg.bert_steps
+        steps = self.cfg.train.steps if self.cfg.bert_steps is None else self.cfg.bert_steps
         if steps > 0:
             out["bert_mlm_accuracy"] = self._bert_accuracy(steps)
             out["bert_steps"] = steps

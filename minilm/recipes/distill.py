@@ -25,6 +25,8 @@ from autograd.errors import ConfigError
 from minilm.downstream.distill import (DistillWeights, StudentRecipe, build_student, distill_objective,
                                        forward_seconds, inference_parameters)
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.recipes.common import RecipeConfig
 
 
@@ -58,11 +60,7 @@ class DistillRecipeConfig(RecipeConfig):
     alpha_hidden: float = 0.0               # hidden MSE through W_h
     alpha_att: float = 0.0                  # attention-score MSE
     out: Optional[Path] = None              # the run's folder (minilm train's --out): teacher.npz goes there
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 200
-    lr: float = 1e-3
-    warmup: int = 20
-    checkpoint_every: int = 200
+    train: TrainConfig = nested(TrainConfig(steps=200, lr=1e-3, warmup=20, checkpoint_every=200))
 
 
 def _log(msg):

@@ -1,10 +1,9 @@
 """ELECTRA: a small generator fills in masked tokens, the discriminator spots the replacements.
 
 Clark et al. 2020, §2 (google-research/electra, ``pretrain/pretrain_helpers.py``): [CLS] sentences
-[SEP] blocks of WordPiece tokens; 15% of the tokens
-are masked (85% [MASK], 15% kept), the generator (--generator-fraction of the discriminator's
-width) predicts them, its samples replace them, and the discriminator labels every token original
-or replaced. L = L_MLM + 50·L_Disc; the two networks share one embedding table. --objective picks
+[SEP] blocks of WordPiece tokens; 15% of the tokens are masked (85% [MASK], 15% kept), the generator
+(--generator-hidden-fraction of the discriminator's width) predicts them, its samples replace them,
+and the discriminator labels every token original or replaced. L = L_MLM + 50·L_Disc; the two networks share one embedding table. --objective picks
 an ablation of §3.2: electra15 (discriminator loss on the masked 15% only), replace_mlm (MLM on
 generator-replaced input), all_tokens_mlm (predict every token, with a copy mechanism). The summary
 compares the discriminator's accuracy with always answering "original", and the generator's MLM
@@ -12,44 +11,32 @@ accuracy with always predicting the most frequent token.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Optional
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from minilm.data import encode_documents, pack_sentences, pad_batch
 from minilm.downstream.baselines import MostFrequentToken
-from minilm.models.electra import Electra, ElectraConfig, OBJECTIVES
+from minilm.models.electra import Electra, ElectraConfig
 from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig
+from minilm.recipes.config import nested
 from minilm.recipes.roberta import corpus_and_tokenizer
 from minilm.tokenizers import WordPieceTokenizer
-
-MODEL = ElectraConfig  # the model's defaults, written once (minilm/models/electra.py)
+from minilm.train import TrainConfig
 
 
 @dataclass
 class ElectraRecipeConfig(CorpusConfig):
-    """``minilm train electra``: one option per field."""
-    objective: Literal[OBJECTIVES] = MODEL.objective             # ELECTRA or one of its ablations (§3.2, Table 5)
-    generator_fraction: float = MODEL.generator_hidden_fraction  # generator width as a fraction of the
-                                                                 # discriminator's, at least 8 units
-    generator_layers: float = MODEL.generator_layers_fraction    # generator depth as a fraction of the
-                                                                 # discriminator's
-    disc_weight: float = MODEL.disc_weight                       # λ, the discriminator loss weight
-    mask_prob: float = MODEL.mask_prob                           # share of tokens masked
+    """``minilm train electra``: one option per field, the model's (the two networks, the objective,
+    the loss weights) and the schedule's included."""
+    model: ElectraConfig = nested(ElectraConfig(vocab_size=400, dropout=0.0),
+                                  set_by_recipe=("vocab_size", "max_position_embeddings", "type_vocab_size",
+                                                 "pad_id", "mask_id", "special_ids"))
     max_seq_length: int = 64                                     # tokens per block, [CLS] and [SEP] included
-    n_layer: int = MODEL.n_layer                                 # discriminator layers
-    n_head: int = MODEL.n_head                                   # discriminator attention heads
-    n_embd: int = MODEL.n_embd                                   # discriminator width H
-    embedding_size: Optional[int] = MODEL.embedding_size         # shared embedding width E (default: H)
     batch_size: int = 32                                         # blocks per step
     vocab_size: int = 400                                        # WordPiece vocabulary size
-    dropout: float = 0.0                                         # dropout probability
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
-    lr: float = 2e-3
-    warmup: int = 60
+    train: TrainConfig = nested(TrainConfig(steps=600, lr=2e-3, warmup=60))
 
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -79,12 +66,8 @@ class ElectraRecipe:
 
         self.train_blocks, self.val_blocks = blocks(train_docs), blocks(val_docs)[:128]
         self.seed, self.batch_size = cfg.seed, cfg.batch_size
-        self.model_config = ElectraConfig(
-            vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length, n_layer=cfg.n_layer,
-            n_head=cfg.n_head, n_embd=cfg.n_embd, embedding_size=cfg.embedding_size, dropout=cfg.dropout,
-            generator_hidden_fraction=cfg.generator_fraction, generator_layers_fraction=cfg.generator_layers,
-            objective=cfg.objective, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
-            pad_id=tok.pad_id, mask_id=tok.mask_id, special_ids=(tok.cls_id, tok.sep_id))
+        self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length,
+                                    pad_id=tok.pad_id, mask_id=tok.mask_id, special_ids=(tok.cls_id, tok.sep_id))
         self.model = Electra(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
         self._baselines: dict = {}

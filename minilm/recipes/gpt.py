@@ -7,26 +7,25 @@ should beat it by using more than one token of context.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from minilm.models.gpt import GPTConfig
 from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 
 
 @dataclass
 class GPTRecipeConfig(CorpusConfig):
-    """``minilm train gpt``: one option per field."""
-    block_size: int = 48            # context length in tokens
-    n_layer: int = 2                # Transformer blocks
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # model width
+    """``minilm train gpt``: one option per field, the model's and the schedule's included."""
+    model: GPTConfig = nested(GPTConfig(block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                              set_by_recipe=("vocab_size", "seed"))
     batch_size: int = 16            # windows per step
     vocab_size: int = 400           # WordPiece vocabulary size
-    dropout: float = 0.0            # dropout probability
-    # the schedule: TrainConfig's fields (their help is written there), this recipe's values
-    steps: int = 600
+    train: TrainConfig = nested(TrainConfig(steps=600))
 
 
 @recipe("gpt", config=GPTRecipeConfig, chapter=4)
@@ -34,16 +33,14 @@ class GPTRecipe:
     def __init__(self, cfg: GPTRecipeConfig):
         from minilm.downstream.baselines import NGramLM
         from minilm.data import lm_blocks
-        from minilm.models.gpt import GPT, GPTConfig
+        from minilm.models.gpt import GPT
         from minilm.tokenizers import WordPieceTokenizer
         train_docs, val_docs = load_documents(cfg)
         self.tokenizer = WordPieceTokenizer.train(texts(train_docs), cfg.vocab_size)
         self.train_ids = stream(train_docs, self.tokenizer)
-        self.val_windows, _ = lm_blocks(stream(val_docs, self.tokenizer), cfg.block_size)  # (N, T)
-        self.block_size, self.batch_size = cfg.block_size, cfg.batch_size
-        self.model_config = GPTConfig(vocab_size=self.tokenizer.vocab_size, block_size=cfg.block_size,
-                                      n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
-                                      dropout=cfg.dropout)
+        self.model_config = replace(cfg.model, vocab_size=self.tokenizer.vocab_size)
+        self.block_size, self.batch_size = self.model_config.block_size, cfg.batch_size
+        self.val_windows, _ = lm_blocks(stream(val_docs, self.tokenizer), self.block_size)  # (N, T)
         self.model = GPT(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.bigram = NGramLM(order=2).fit(self.train_ids, self.tokenizer.vocab_size)
 

@@ -13,7 +13,7 @@ inputs of 3–10 letters) our runs gave exact match ≈ 0.56 (prefix LM) and ≈
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -21,6 +21,8 @@ import numpy as np
 from minilm.data import pad_batch
 from minilm.models.prefixlm import lm_labels, PrefixLM, PrefixLMConfig
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.recipes.common import RecipeConfig
 from minilm.recipes.seq2seq import exact_match, token_stats
 from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
@@ -29,18 +31,13 @@ from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
 @dataclass
 class PrefixLMRecipeConfig(RecipeConfig):
     """``minilm train prefixlm``: one option per field."""
-    arch: Literal["prefixlm", "causal"] = "prefixlm"   # prefixlm: the input is fully visible; causal: a plain
-                                                       # left-to-right LM
     task: Literal[TASK_CHOICES] = "reverse"            # the toy task
     min_len: int = 3                                   # shortest input in letters
     max_len: int = 10                                  # longest input in letters
-    n_layer: int = 4                                   # Transformer blocks (as deep as T5's 2 + 2)
-    n_head: int = 4                                    # attention heads
-    n_embd: int = 64                                   # model width
+    model: PrefixLMConfig = nested(PrefixLMConfig(n_layer=4, n_head=4, n_embd=64, dropout=0.0),  # 4 blocks: as deep
+                                   set_by_recipe=("vocab_size", "block_size", "pad_id", "seed"))  # as T5's 2 + 2
     batch_size: int = 32                               # pairs per step
-    dropout: float = 0.0                               # dropout probability
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
+    train: TrainConfig = nested(TrainConfig(steps=600))
 
 
 @recipe("prefixlm", config=PrefixLMRecipeConfig, chapter=9,
@@ -53,9 +50,7 @@ class PrefixLMRecipe:
         self.data = TaskData(cfg.task, tok, eos_id=self.eos_id, seed=cfg.seed, min_len=cfg.min_len,
                              max_len=cfg.max_len)
         longest = max(len(s) + len(t) for s, t in self.data.val) + 8
-        self.model_config = PrefixLMConfig(vocab_size=tok.vocab_size, block_size=longest, n_layer=cfg.n_layer,
-                                           n_head=cfg.n_head, n_embd=cfg.n_embd, dropout=cfg.dropout,
-                                           arch=cfg.arch, pad_id=tok.pad_id)
+        self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, block_size=longest, pad_id=tok.pad_id)
         self.model = PrefixLM(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     def _arrays(self, pairs):

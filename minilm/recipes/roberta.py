@@ -29,8 +29,12 @@ import numpy as np
 
 import autograd.functional as F
 from autograd.errors import ConfigError
+from minilm.models.roberta import RobertaConfig
 from minilm.recipes import recipe
+from minilm.recipes.bert import MODEL_SET_BY_RECIPE
 from minilm.recipes.common import CorpusConfig, load_documents, texts
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 
 InputFormat = Literal["full", "doc", "segment-pair", "sentence-pair"]
 PAIR_FORMATS = ("segment-pair", "sentence-pair")       # the two with next-sentence prediction
@@ -49,21 +53,16 @@ class RobertaRecipeConfig(CorpusConfig):
                                                        # fixed masks (BERT)
     static_copies: int = 10                            # masks per sequence with --masking static
     mask_prob: float = 0.15                            # share of tokens masked
-    n_layer: int = 2                                   # encoder layers
-    n_head: int = 4                                    # attention heads
-    n_embd: int = 64                                   # model width
+    model: RobertaConfig = nested(RobertaConfig(vocab_size=600, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                                  set_by_recipe=MODEL_SET_BY_RECIPE)
     batch_size: int = 32                               # blocks per step
     tokens_per_batch: int = 0                          # > 0: each step takes sequences until the next would pass
                                                        # this many tokens (the paper's dynamic batch size for
                                                        # DOC-SENTENCES and SENTENCE-PAIR); 0: --batch-size blocks
     vocab_size: int = 600                              # byte-level BPE vocabulary: 5 specials + 256 bytes + merges
-    dropout: float = 0.0                               # dropout probability
     whole_word_mask: bool = False                      # mask whole words: the tokens after a "Ġ" token go with it
                                                        # (fairseq's --mask-whole-words)
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
-    lr: float = 2e-3
-    warmup: int = 60
+    train: TrainConfig = nested(TrainConfig(steps=600, lr=2e-3, warmup=60))
 
 
 def downstream_texts(seed: int, n: int = 1000) -> list[str]:
@@ -128,7 +127,7 @@ class RobertaRecipe:
         from minilm.downstream.baselines import MostFrequentToken, NGramLM
         from minilm.corruption import MaskedDataset, roberta_mask
         from minilm.data import encode_documents, roberta_blocks
-        from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
+        from minilm.models.roberta import RobertaForMaskedLM
         from minilm.tokenizers import ByteLevelBPETokenizer
         train_docs, val_docs, tok = corpus_and_tokenizer(cfg, ByteLevelBPETokenizer)
         self.tokenizer = tok
@@ -171,9 +170,7 @@ class RobertaRecipe:
                                               [i.next_sentence_label for i in val_pairs]))
         self.seed, self.batch_size, self._draws = cfg.seed, cfg.batch_size, 0
         self.tokens_per_batch, self._step_starts, self._orders = cfg.tokens_per_batch, [0], {}
-        self.model_config = RobertaConfig(vocab_size=V, max_position_embeddings=cfg.tokens_per_sample,
-                                          n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
-                                          dropout=cfg.dropout)
+        self.model_config = dataclasses.replace(cfg.model, vocab_size=V, max_position_embeddings=cfg.tokens_per_sample)
         if self.pairs:  # BERT's model for the NSP head, RoBERTa's config (with a second segment) and masking
             from minilm.models.bert_heads import BertForPreTraining
             self.model_config = dataclasses.replace(self.model_config, type_vocab_size=2)

@@ -16,7 +16,7 @@ model of the answers. --init CHECKPOINT fine-tunes a pre-trained T5 (its tokeniz
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Optional
 
 import numpy as np
@@ -29,6 +29,8 @@ from minilm.models.t5 import T5, T5Config
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes.seq2seq import Seq2SeqRecipe
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.tokenizers import WordPieceTokenizer
 
 TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
@@ -45,15 +47,12 @@ class T5RecipeConfig(CorpusConfig):
     n_sentinels: int = 16                          # sentinel ids at the top of the vocabulary
     min_len: int = 3                               # --task: shortest input in letters
     max_len: int = 10                              # --task: longest input in letters
-    n_layer: int = 2                               # encoder and decoder blocks each
-    n_head: int = 4                                # attention heads
-    n_embd: int = 64                               # model width
+    model: T5Config = nested(T5Config(n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                             set_by_recipe=("vocab_size", "pad_id", "eos_id", "decoder_start_id", "seed"))
     batch_size: Optional[int] = None               # examples per step (default 16 for span corruption,
                                                    # 32 with --task)
     vocab_size: int = 400                          # WordPiece vocabulary size
-    dropout: float = 0.0                           # dropout probability
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 600
+    train: TrainConfig = nested(TrainConfig(steps=600))
 
 
 # ---- shared with the prefix-LM recipe: the prefixed toy tasks as ids ----------------------------
@@ -115,8 +114,7 @@ class T5Recipe(Seq2SeqRecipe):
             cfg.input_length, cfg.noise_density, cfg.mean_span_length)
         self.train_ids = self._stream(train_docs)
         self.val = self._corrupt_windows(self._stream(val_docs), 128, np.random.default_rng([cfg.seed, 99]))
-        self.model_config = T5Config(vocab_size=V, n_embd=cfg.n_embd, n_head=cfg.n_head, n_layer=cfg.n_layer,
-                                     dropout=cfg.dropout, pad_id=self.tokenizer.pad_id, eos_id=self.eos_id)
+        self.model_config = replace(cfg.model, vocab_size=V, pad_id=self.tokenizer.pad_id, eos_id=self.eos_id)
         self.model = T5(self.model_config, rng=np.random.default_rng(cfg.seed))
 
     # span corruption ---------------------------------------------------------------------------
@@ -152,9 +150,8 @@ class T5Recipe(Seq2SeqRecipe):
             self.model_config = self.model.config
         else:
             self.tokenizer = task_tokenizer()
-            self.model_config = T5Config(vocab_size=self.tokenizer.vocab_size, n_embd=cfg.n_embd,
-                                         n_head=cfg.n_head, n_layer=cfg.n_layer, dropout=cfg.dropout,
-                                         pad_id=self.tokenizer.pad_id, eos_id=self.tokenizer.sep_id)
+            self.model_config = replace(cfg.model, vocab_size=self.tokenizer.vocab_size,
+                                        pad_id=self.tokenizer.pad_id, eos_id=self.tokenizer.sep_id)
             self.model = T5(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.eos_id = self.model_config.eos_id
         self.data = TaskData(cfg.task, self.tokenizer, eos_id=self.eos_id, seed=cfg.seed,

@@ -13,13 +13,15 @@ accuracy of the same trained model with and without the memory, beside the chanc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
 from minilm.models.transformer_xl import IGNORE_INDEX, TransformerXL, TransformerXLConfig
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.recipes.common import RecipeConfig
 
 
@@ -30,15 +32,11 @@ class TransformerXLRecipeConfig(RecipeConfig):
     mem_len: Optional[int] = None     # memory steps per layer (default: S; 0 = none)
     n_keys: int = 8                   # distinct key tokens
     n_noise: int = 16                 # distinct noise tokens
-    n_layer: int = 2                  # layers
-    n_head: int = 2                   # attention heads
-    n_embd: int = 32                  # model width
+    model: TransformerXLConfig = nested(TransformerXLConfig(n_layer=2, n_head=2, n_embd=32),
+                                        set_by_recipe=("vocab_size", "mem_len", "seed"))
     batch_size: int = 32              # streams per step
     n_val: int = 256                  # held-out streams
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 300
-    warmup: int = 30
-    eval_every: int = 50
+    train: TrainConfig = nested(TrainConfig(steps=300, warmup=30, eval_every=50))
 
 
 class RecallVocab:
@@ -80,8 +78,7 @@ class TransformerXLRecipe:
         mem_len = cfg.segment_len if cfg.mem_len is None else cfg.mem_len
         self.vocab = RecallVocab(cfg.n_keys, cfg.n_noise)
         self.tokenizer = None                                # token ids only: nothing to save
-        self.model_config = TransformerXLConfig(vocab_size=self.vocab.vocab_size, n_layer=cfg.n_layer,
-                                                n_head=cfg.n_head, n_embd=cfg.n_embd, mem_len=mem_len)
+        self.model_config = replace(cfg.model, vocab_size=self.vocab.vocab_size, mem_len=mem_len)
         self.model = TransformerXL(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.val = recall_batch(cfg.n_val, cfg.segment_len, self.vocab,
                                 rng=np.random.default_rng([cfg.seed, 10**6]))

@@ -10,7 +10,7 @@ after the other (XLNet's factorisation) or all at once (BERT's independence assu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from minilm.models.xlnet import XLNet, XLNetConfig
 from minilm.models.xlnet_predict import name_probes, predict_in_order, score_name_predictions
 from minilm.recipes.common import CorpusConfig, load_documents, texts, stream
 from minilm.recipes import recipe
+from minilm.recipes.config import nested
+from minilm.train import TrainConfig
 from minilm.tokenizers import WordPieceTokenizer
 
 
@@ -29,19 +31,12 @@ class XLNetRecipeConfig(CorpusConfig):
     """``minilm train xlnet``: one option per field."""
     block_size: int = 32            # tokens per window
     K: float = 6.0                  # partial prediction: predict the last 1/K of each order (6 is XLNet's)
-    n_layer: int = 2                # two-stream layers
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # model width
+    model: XLNetConfig = nested(XLNetConfig(n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+                                set_by_recipe=("vocab_size", "max_position_embeddings"))
     batch_size: int = 32            # windows per step
     vocab_size: int = 400           # WordPiece vocabulary size
-    dropout: float = 0.0            # dropout probability
     name_probes: int = 64           # held-out multi-token names probed at each evaluation (0 = off)
-    # the schedule: TrainConfig's fields and help, the values this recipe changes
-    steps: int = 1200
-    lr: float = 2e-3
-    warmup: int = 100
-    eval_every: int = 200
-    checkpoint_every: int = 200
+    train: TrainConfig = nested(TrainConfig(steps=1200, lr=2e-3, warmup=100, eval_every=200, checkpoint_every=200))
 
 
 @recipe("xlnet", config=XLNetRecipeConfig, chapter=8)
@@ -57,9 +52,7 @@ class XLNetRecipe:
         self.val = self._inputs(windows, np.random.default_rng([cfg.seed, 99]))
         self.probes = (name_probes(val_ids, tok, block_size=cfg.block_size, max_probes=cfg.name_probes)
                        if cfg.name_probes > 0 else None)
-        self.model_config = XLNetConfig(vocab_size=tok.vocab_size, max_position_embeddings=cfg.block_size,
-                                        n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
-                                        dropout=cfg.dropout)
+        self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=cfg.block_size)
         self.model = XLNet(self.model_config, rng=np.random.default_rng(cfg.seed))
         special = [i for i in (tok.pad_id, tok.cls_id, tok.sep_id, tok.mask_id, tok.unk_id) if i is not None]
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=special)

@@ -5,12 +5,13 @@ better than always guessing the most frequent token."""
 import pytest
 
 from minilm.recipes.bert import BertRecipe, BertRecipeConfig
+from minilm.recipes.config import override
 from minilm.train import TrainConfig, train
 from tests import capstone_vocab
 
 
-CONFIG = BertRecipeConfig(seed=0, corpus=None, docs=150, max_seq_length=32, n_layer=2, n_head=2, n_embd=48,
-                          batch_size=32, vocab_size=300, dropout=0.0, dupe_factor=3)
+CONFIG = override(BertRecipeConfig(), seed=0, corpus=None, docs=150, max_seq_length=32, n_layer=2, n_head=2,
+                  n_embd=48, batch_size=32, vocab_size=300, dropout=0.0, dupe_factor=3)
 
 
 @pytest.mark.slow

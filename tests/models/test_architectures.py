@@ -10,6 +10,7 @@ from minilm import blocks
 from minilm.corruption import t5 as t5_corruption
 from minilm.models import prefixlm as P
 from minilm.models import t5 as T
+from minilm.recipes.config import override
 
 
 def model(arch, **kw):
@@ -108,10 +109,9 @@ def test_encoder_decoder_masks_in_t5():
 
 @pytest.mark.parametrize("arch", ["prefixlm", "causal"])
 def test_recipe_smoke(tmp_path, arch):
-    from dataclasses import replace
     from minilm.recipes import prefixlm as recipe
     from minilm.train import TrainConfig, train
-    r = recipe.PrefixLMRecipe(replace(recipe.PrefixLMRecipeConfig(), arch=arch, n_embd=16, n_layer=1, batch_size=4))
+    r = recipe.PrefixLMRecipe(override(recipe.PrefixLMRecipeConfig(), arch=arch, n_embd=16, n_layer=1, batch_size=4))
     assert r.model.config.arch == arch
     s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
     assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.PrefixLMRecipe.describe(s)

@@ -8,6 +8,7 @@ from autograd import optim
 from autograd.errors import ConfigError
 from minilm.models.bart import Bart, BartConfig
 from minilm.models.seq2seq import shift_right
+from minilm.recipes.config import override
 
 V, PAD, BOS, EOS, MASK = 30, 0, 2, 3, 4
 
@@ -120,10 +121,9 @@ def test_generate_starts_after_eos():
 
 
 def test_recipe_smoke(tmp_path):
-    from dataclasses import replace
     from minilm.recipes import bart as recipe
     from minilm.train import TrainConfig, train
-    r = recipe.BartRecipe(replace(recipe.BartRecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120,
+    r = recipe.BartRecipe(override(recipe.BartRecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120,
                              max_length=24))
     tok = r.tokenizer
     noised, clean = r.val[0]

@@ -291,8 +291,9 @@ def test_electra_edge_cases_and_errors():
 def test_bert_recipe_whole_word_mask_never_splits_a_word():
     """minilm train bert --whole-word-mask: every masked ## piece has its whole word masked."""
     from minilm.recipes.bert import BertRecipe, BertRecipeConfig
-    cfg = BertRecipeConfig(seed=0, corpus=None, docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16,
-                           batch_size=16, vocab_size=120, dropout=0.0, dupe_factor=1, whole_word_mask=True)
+    from minilm.recipes.config import override
+    cfg = override(BertRecipeConfig(), seed=0, corpus=None, docs=30, max_seq_length=24, n_layer=1, n_head=2,
+                   n_embd=16, batch_size=16, vocab_size=120, dropout=0.0, dupe_factor=1, whole_word_mask=True)
     recipe = BertRecipe(cfg)
     tok = recipe.tokenizer
     for step in range(5):

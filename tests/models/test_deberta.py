@@ -6,6 +6,7 @@ from autograd import no_grad, optim
 from autograd.errors import ConfigError, ShapeError
 from minilm.corruption import mask_tokens
 from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
+from minilm.recipes.config import override
 
 V = 20
 
@@ -94,10 +95,9 @@ def test_mlm_loss_drops_on_a_small_corpus():
 
 
 def test_recipe_runs_and_compares_with_bert(tmp_path):
-    from dataclasses import replace
     from minilm.recipes import deberta as recipe
     from minilm.train import train
-    cfg = replace(recipe.DebertaRecipeConfig(), docs=8, bert_steps=2, n_embd=16, n_layer=1, vocab_size=150, seed=0, steps=2)
+    cfg = override(recipe.DebertaRecipeConfig(), docs=8, bert_steps=2, n_embd=16, n_layer=1, vocab_size=150, seed=0, steps=2)
     r = recipe.DebertaRecipe(cfg)
     s = train(r, cfg.train_config(), tmp_path, progress=False, plot=False)
     assert 0.0 <= s["metrics"]["mlm_accuracy"] <= 1.0

@@ -1,6 +1,5 @@
 """Distillation (minilm/downstream/distill.py, minilm/recipes/distill.py): the T² argument, a frozen teacher,
 every loss term, and the recipe end to end on a tiny budget."""
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from minilm.downstream.distill import (DistillWeights, DistilStudent, StudentCon
                             distill_objective, inference_parameters, teacher_state_index)
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForSequenceClassification
+from minilm.recipes.config import override
 
 
 def test_soft_gradient_scales_as_one_over_T_squared_without_the_factor():
@@ -120,7 +120,7 @@ def test_init_from_teacher_matches_its_layers():
 
 def _args(**kw):
     from minilm.recipes import distill as recipe
-    return replace(recipe.DistillRecipeConfig(), **{"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2,
+    return override(recipe.DistillRecipeConfig(), **{"teacher_layers": 2, "n_embd": 16, "teacher_pretrain_steps": 2,
                                        "teacher_steps": 20, "docs": 12, "vocab_size": 150, "n_train": 80,
                                        "n_test": 40, "batch_size": 8, "student_layers": 1, **kw})
 

@@ -11,6 +11,7 @@ from minilm.downstream.finetune import finetune_sentiment
 from minilm.models.electra import (OBJECTIVES, Electra, ElectraConfig, ablation_forward, generator_parameters,
                                    replaced_token_detection)
 from minilm.recipes import electra as recipe
+from minilm.recipes.config import override
 
 PAD, CLS, SEP, MASK = 0, 2, 3, 4
 
@@ -164,7 +165,7 @@ def test_roc_auc_matches_pair_counting():
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_recipe_trains_and_reports(tmp_path, objective):
     from minilm.train import TrainConfig, train
-    cfg = replace(recipe.ElectraRecipeConfig(), docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16, batch_size=8,
+    cfg = override(recipe.ElectraRecipeConfig(), docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16, batch_size=8,
                   vocab_size=200, objective=objective)
     rec = recipe.ElectraRecipe(cfg)
     assert all(b[0] == rec.tokenizer.cls_id and b[-1] == rec.tokenizer.sep_id for b in rec.train_blocks)

@@ -109,7 +109,7 @@ def test_ablation_rows_use_the_right_objective_and_network():
     bert, network = c["BERT (MLM)"]
     assert network == "generator" and bert["disc_weight"] == 0.0
     # equal width and depth: BERT's generator is as big as the other rows' main network
-    cfg = ElectraConfig(vocab_size=50, n_embd=64, n_head=4, generator_hidden_fraction=bert["generator_fraction"])
+    cfg = ElectraConfig(vocab_size=50, n_embd=64, n_head=4, generator_hidden_fraction=bert["generator_hidden_fraction"])
     assert cfg.generator_hidden == cfg.n_embd and cfg.generator_layers == cfg.n_layer
     assert c["no pre-training"] is None and set(electra_ablation.PAPER_GLUE) < set(c)
 

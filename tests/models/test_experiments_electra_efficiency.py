@@ -85,10 +85,10 @@ def tiny():
 
 def test_probing_inside_the_run_leaves_the_run_unchanged(tiny):
     seed = 3
-    plain, metrics = common.pretrain(seed, tiny, generator_fraction=tiny["generator_fraction"])
+    plain, metrics = common.pretrain(seed, tiny, generator_hidden_fraction=tiny["generator_fraction"])
     traj = exp.trajectory("ELECTRA", seed, tiny)
     assert list(traj) == ["0", "2", "4"]
-    again, _ = common.pretrain(seed, tiny, steps=0, generator_fraction=tiny["generator_fraction"])
+    again, _ = common.pretrain(seed, tiny, steps=0, generator_hidden_fraction=tiny["generator_fraction"])
     encode, _ = common.encoder_of(plain.model, "discriminator")
     assert traj["4"]["probe"] == common.entailment_probe(encode, plain.tokenizer, seed, tiny)
     assert traj["4"]["mlm_accuracy"] == metrics["mlm_accuracy"]

@@ -16,6 +16,7 @@ from minilm.experiments import roberta_inputs as exp
 from minilm.recipes import roberta
 from minilm.recipes.config import from_args
 from tests.models.experiment_quick import quick_run
+from minilm.recipes.config import override
 
 
 def test_registered_and_planned():
@@ -143,7 +144,7 @@ def test_shared_mlm_blocks_are_the_same_for_every_format(recipes):
 
 def test_whole_word_mask_and_pairs_refuse_to_combine():
     with pytest.raises(ConfigError, match="whole-word"):
-        roberta.RobertaRecipe(replace(roberta.RobertaRecipeConfig(), docs=8, vocab_size=300, packing="sentence-pair",
+        roberta.RobertaRecipe(override(roberta.RobertaRecipeConfig(), docs=8, vocab_size=300, packing="sentence-pair",
                               whole_word_mask=True))
 
 

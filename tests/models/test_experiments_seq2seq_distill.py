@@ -10,6 +10,7 @@ import pytest
 from autograd.errors import ConfigError
 from minilm.experiments import architectures, distillation
 from tests.models.experiment_quick import quick_run
+from minilm.recipes.config import override
 
 
 # ---- architectures -------------------------------------------------------------------------------
@@ -94,10 +95,10 @@ def test_architectures_plan_sizes_and_overrides():
 
 def test_recipe_config_and_unknown_condition():
     from minilm.recipes import t5
-    cfg = replace(t5.T5RecipeConfig(), task="reverse", seed=4)      # how the experiment changes a recipe
-    assert (cfg.task, cfg.seed, cfg.n_layer) == ("reverse", 4, 2)
-    with pytest.raises(TypeError, match="n_layers"):         # a misspelt option is an error, not ignored
-        replace(t5.T5RecipeConfig(), n_layers=3)
+    cfg = override(t5.T5RecipeConfig(), task="reverse", seed=4)      # how the experiment changes a recipe
+    assert (cfg.task, cfg.seed, cfg.model.n_layer) == ("reverse", 4, 2)
+    with pytest.raises(ConfigError, match="n_layers"):       # a misspelt option is an error, not ignored
+        override(t5.T5RecipeConfig(), n_layers=3)
     with pytest.raises(ConfigError, match="unknown condition"):
         architectures.run_one("bert", 0, architectures.plan(architectures.CONFIG.quick()).settings)
 

@@ -11,7 +11,7 @@ import pytest
 
 from autograd.errors import ConfigError
 from minilm.recipes import available
-from minilm.recipes.config import add_options, field_comments, from_args
+from minilm.recipes.config import add_options, field_comments, from_args, nested, override
 
 
 @dataclass
@@ -85,10 +85,10 @@ def test_every_family_parses_to_its_own_defaults_and_documents_each_option(famil
 
 def test_train_config_caps_the_periods_and_refuses_zero_steps():
     from minilm.recipes import xlnet
-    cfg = replace(xlnet.XLNetRecipeConfig(), steps=30).train_config()
+    cfg = override(xlnet.XLNetRecipeConfig(), steps=30).train_config()
     assert (cfg.steps, cfg.lr, cfg.warmup, cfg.eval_every, cfg.checkpoint_every) == (30, 2e-3, 100, 30, 30)
     with pytest.raises(ConfigError, match="steps=0"):
-        replace(xlnet.XLNetRecipeConfig(), steps=0).train_config()
+        override(xlnet.XLNetRecipeConfig(), steps=0).train_config()
 
 
 def test_electra_defaults_and_objectives_come_from_the_model():
@@ -96,10 +96,54 @@ def test_electra_defaults_and_objectives_come_from_the_model():
     from minilm.models.electra import OBJECTIVES, ElectraConfig
     from minilm.recipes import electra
     cfg = electra.ElectraRecipeConfig()
-    assert (cfg.objective, cfg.generator_fraction, cfg.disc_weight, cfg.mask_prob, cfg.n_embd) == (
-        ElectraConfig.objective, ElectraConfig.generator_hidden_fraction, ElectraConfig.disc_weight,
-        ElectraConfig.mask_prob, ElectraConfig.n_embd)
+    model = ElectraConfig(vocab_size=400, dropout=0.0)                   # the recipe's model: dropout off
+    assert cfg.model == model and cfg.train.lr == 2e-3
     p = _parser(electra.ElectraRecipeConfig, skip=("seed",))
     assert next(a for a in p._actions if a.dest == "objective").choices == OBJECTIVES
-    assert electra_ablation.CONFIG().generator_fraction == cfg.generator_fraction
-    assert electra_ablation.CONFIG().n_embd == cfg.n_embd
+    assert electra_ablation.CONFIG().generator_fraction == model.generator_hidden_fraction
+    assert electra_ablation.CONFIG().n_embd == model.n_embd
+
+
+@dataclass
+class Inner:
+    width: int = 8                  # the width
+    vocab: int = 100                # set by the owner
+
+
+@dataclass
+class Outer:
+    inner: Inner = nested(Inner(width=16), set_by_recipe=("vocab",))
+    rate: float = 0.5               # a rate
+
+
+def test_nested_configs_are_options_by_their_own_names_and_override_reaches_them():
+    p = _parser(Outer)
+    helps = {a.dest: a.help for a in p._actions}
+    assert helps["width"] == "the width (default 16)" and "vocab" not in helps   # the owner sets vocab
+    cfg = from_args(Outer, p.parse_args(["--width", "4", "--rate", "0.25"]))
+    assert cfg == Outer(inner=Inner(width=4), rate=0.25)
+    assert override(Outer(), width=2).inner == Inner(width=2) and Outer().inner.width == 16
+    with pytest.raises(ConfigError, match="no option \\['vocab'\\]"):
+        override(Outer(), vocab=3)                                   # not an option: the owner's
+
+
+def test_two_fields_of_one_name_in_the_tree_are_an_error():
+    @dataclass
+    class Clash:
+        inner: Inner = nested(Inner())
+        width: int = 3              # the outer width
+
+    with pytest.raises(ConfigError, match="two fields are called 'width'"):
+        _parser(Clash)
+
+
+def test_the_learning_rate_has_three_shapes_from_the_command_line_to_the_optimizer():
+    """--lr: the Namespace, the recipe config's TrainConfig (declared once, in minilm.train), the
+    optimizer's group["lr"] — the schedule multiplies that one in place."""
+    from minilm.recipes import gpt
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=0, help="the command's")
+    add_options(p, gpt.GPTRecipe.Config, skip=("seed",))
+    cfg = from_args(gpt.GPTRecipe.Config, p.parse_args(["--lr", "0.01"]))
+    assert cfg.train.lr == 0.01 and cfg.train_config().lr == 0.01
+    assert not hasattr(gpt.GPTRecipe.Config, "lr")               # not declared a second time

@@ -15,6 +15,7 @@ import pytest
 from autograd import tasks
 from minilm import cli
 from minilm.recipes import slots as recipe_slots
+from minilm.recipes.config import override
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,7 +150,7 @@ def test_gpt_recipe_loss_is_the_task_4_1_slot_and_equals_the_shifted_cross_entro
     import autograd.functional as F
     from dataclasses import replace
     from minilm.recipes import gpt
-    recipe = gpt.GPTRecipe(replace(gpt.GPTRecipeConfig(), docs=20, n_layer=1, n_embd=32, block_size=16))
+    recipe = gpt.GPTRecipe(override(gpt.GPTRecipeConfig(), docs=20, n_layer=1, n_embd=32, block_size=16))
     ids = recipe.batch(np.random.default_rng(0))                       # (B, T) windows
     with tasks.trace() as seen:
         loss, _ = recipe.loss(recipe.model, ids)

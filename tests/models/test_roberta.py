@@ -1,6 +1,5 @@
 """RoBERTa: the model (BERT encoder + MLM head, no NSP, one segment) and its recipe (byte-level BPE,
 FULL-/DOC-SENTENCES packing, dynamic vs static masking read epoch by epoch)."""
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,6 +9,7 @@ from autograd import Tensor
 from minilm.downstream.finetune import finetune_sentiment
 from minilm.models.roberta import RobertaConfig, RobertaForMaskedLM
 from minilm.recipes import roberta as recipe
+from minilm.recipes.config import override
 
 
 def _model(**kw):
@@ -62,7 +62,7 @@ def test_checkpoint_rebuilds_the_model(tmp_path):
 # ---------------------------------------------------------------- the recipe
 
 def _recipe(**kw):
-    cfg = replace(recipe.RobertaRecipeConfig(), **{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
+    cfg = override(recipe.RobertaRecipeConfig(), **{**dict(docs=40, tokens_per_sample=32, n_layer=1, n_head=2, n_embd=16,
                                              batch_size=8, vocab_size=300), **kw})
     return recipe.RobertaRecipe(cfg)
 

@@ -8,6 +8,7 @@ import pytest
 
 from autograd.errors import ShapeError
 from minilm.corruption import bpe_word_starts, roberta_whole_word_mask
+from minilm.recipes.config import override
 
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 MASK, PAD, NSPECIAL, V = 4, 1, 5, 50
@@ -95,7 +96,7 @@ def test_validation_and_purity():
 def recipes():
     from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
     small = dict(docs=40, vocab_size=400, tokens_per_sample=48)
-    return RobertaRecipe(replace(RobertaRecipeConfig(), **small)), RobertaRecipe(replace(RobertaRecipeConfig(), whole_word_mask=True, **small))
+    return RobertaRecipe(override(RobertaRecipeConfig(), **small)), RobertaRecipe(override(RobertaRecipeConfig(), whole_word_mask=True, **small))
 
 
 def test_recipe_packs_the_same_blocks(recipes):
@@ -126,7 +127,7 @@ def test_recipe_never_masks_part_of_a_word(recipes):
     from minilm.recipes.roberta import RobertaRecipeConfig
     _, wwm = recipes
     tok = wwm.tokenizer
-    train_docs, _ = load_documents(replace(RobertaRecipeConfig(), docs=40))
+    train_docs, _ = load_documents(override(RobertaRecipeConfig(), docs=40))
     assert all(s.endswith(" .") for d in train_docs for s in d)       # what the check relies on
     special = set(tok.special_tokens)
     N = len(wwm.train_blocks)
@@ -145,7 +146,7 @@ def test_recipe_never_masks_part_of_a_word(recipes):
 
 def test_recipe_static_and_held_out_masks_are_whole_words(recipes):
     from minilm.recipes.roberta import RobertaRecipe, RobertaRecipeConfig
-    static = RobertaRecipe(replace(RobertaRecipeConfig(), whole_word_mask=True, masking="static", static_copies=3, docs=20,
+    static = RobertaRecipe(override(RobertaRecipeConfig(), whole_word_mask=True, masking="static", static_copies=3, docs=20,
                            vocab_size=400, tokens_per_sample=48))
     tok, tally = static.tokenizer, [0, 0]
     special = set(tok.special_tokens)

@@ -8,6 +8,7 @@ from autograd import Tensor, optim
 from autograd.errors import ConfigError, ShapeError
 from minilm.models.seq2seq import RMSNorm, shift_right
 from minilm.models.t5 import T5, T5Config
+from minilm.recipes.config import override
 
 V, PAD, EOS = 40, 0, 1
 
@@ -180,11 +181,10 @@ def test_checkpoint_round_trip(tmp_path):
 
 
 def test_recipe_smoke(tmp_path):
-    from dataclasses import replace
     from minilm.recipes import t5 as recipe
     from minilm.train import TrainConfig, train
     for extra in ({}, {"task": "reverse"}):
-        cfg = replace(recipe.T5RecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120, **extra)
+        cfg = override(recipe.T5RecipeConfig(), docs=30, n_embd=16, n_layer=1, batch_size=4, vocab_size=120, **extra)
         r = recipe.T5Recipe(cfg)
         if not extra:  # sentinels count down from the top of the vocabulary
             V_ = r.tokenizer.vocab_size
@@ -196,7 +196,7 @@ def test_recipe_smoke(tmp_path):
         if extra:
             assert "exact_match" in s["metrics"] and "copy_exact_match" in s["baselines"]
     # fine-tune the pre-trained model (its tokenizer comes along) on a task
-    r = recipe.T5Recipe(replace(recipe.T5RecipeConfig(), task="copy", init=str(tmp_path / "0" / "checkpoint.npz")))
+    r = recipe.T5Recipe(override(recipe.T5RecipeConfig(), task="copy", init=str(tmp_path / "0" / "checkpoint.npz")))
     assert r.model.config.n_embd == 16 and r.tokenizer.id_to_token(r.tokenizer.vocab_size - 1) == "<extra_id_0>"
     s = train(r, TrainConfig(steps=1, eval_every=1, checkpoint_every=1), tmp_path / "ft", progress=False, plot=False)
     assert np.isfinite(s["final_loss"])

@@ -1,5 +1,4 @@
 """Transformer-XL (minilm/models/transformer_xl.py) and its recall recipe."""
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -7,6 +6,7 @@ import pytest
 from autograd import no_grad
 from autograd.errors import ConfigError, ShapeError
 from minilm.models.transformer_xl import TransformerXL, TransformerXLConfig
+from minilm.recipes.config import override
 
 CFG = dict(vocab_size=20, n_layer=2, n_head=2, n_embd=16)
 
@@ -68,7 +68,7 @@ def test_errors():
 
 def _recipe_config(**kw):
     from minilm.recipes import transformer_xl as R
-    return replace(R.TransformerXLRecipeConfig(), **kw)
+    return override(R.TransformerXLRecipeConfig(), **kw)
 
 
 def test_recall_batch_puts_the_answer_beyond_one_segment():

@@ -4,7 +4,6 @@ chosen order, the multi-token-name probe, checkpoints and the training recipe.""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from minilm import corruption
 from minilm.models.xlnet import XLNet, XLNetConfig, query_rows, two_stream_layer
 from minilm.models.xlnet_predict import (name_probes, predict_in_order, prediction_masks,
                                          score_name_predictions)
+from minilm.recipes.config import override
 
 V, T = 40, 10
 
@@ -272,7 +272,7 @@ def test_name_probes_and_scores():
 def recipe_config():
     """A tiny ``minilm train xlnet`` (30 documents, width 16, one layer)."""
     from minilm.recipes import xlnet as module
-    return module, replace(module.XLNetRecipeConfig(), docs=30, block_size=16, n_layer=1, n_embd=16, n_head=2, batch_size=4,
+    return module, override(module.XLNetRecipeConfig(), docs=30, block_size=16, n_layer=1, n_embd=16, n_head=2, batch_size=4,
                            vocab_size=150, name_probes=8)
 
 
@@ -284,7 +284,7 @@ def test_recipe_trains_and_reports(tmp_path):
     candidates = (b["input_ids"] != recipe.tokenizer.sep_id).sum(axis=1)
     assert (b["labels"] != -100).sum(axis=1).tolist() == [max(1, round(n / 6)) for n in candidates]  # K = 6
     assert not (b["labels"] == recipe.tokenizer.sep_id).any()   # [SEP] is functional, never a target
-    cfg = replace(config, steps=3, eval_every=3, checkpoint_every=3).train_config()
+    cfg = override(config, steps=3, eval_every=3, checkpoint_every=3).train_config()
     s = train(recipe, cfg, tmp_path, progress=False, plot=False)
     json.dumps(s)
     assert {"initial_loss", "final_loss", "metrics", "baselines"} <= set(s)
