@@ -80,7 +80,8 @@ def release_files(root: Path = ROOT) -> list[Path]:
         for name in sorted(filenames):
             rel = rel_dir / name
             path = root / rel
-            if name.endswith(SKIP_SUFFIX) or path.is_symlink() or rel.as_posix() in INSTRUCTOR_FILES:
+            if (name.endswith(SKIP_SUFFIX) or path.is_symlink() or rel.as_posix() in INSTRUCTOR_FILES
+                    or (rel_dir == Path(".") and name in SKIP_TOP)):  # in a git worktree, .git is a file
                 continue
             if rel.parts[:2] == ("tools", "autograder") or (  # the Gradescope bundle's templates
                     rel.parts[:2] == ("tests", "graded") and name.endswith(".py")

@@ -15,10 +15,12 @@ Two Transformer encoders share one embedding table:
     L   = L_MLM(x, θ_G) + λ·L_Disc(x, θ_D),                                  λ = 50
     L_Disc = Σ_t a_t · [−y_t log σ(D_t) − (1 − y_t) log(1 − σ(D_t))] / Σ_t a_t
 
-with a_t = 1 on every real (non-pad) token, [CLS] and [SEP] included. Task 7.1 is the data side
-(``minilm.corruption.electra``), Task 7.2 the joint loss, the no-gradient sampling and the shared
-embeddings (``solutions/task07_electra/loss.py``), Task 7.3 the paper's ablations (§3.2, Table 5:
-``objective="electra15" | "replace_mlm" | "all_tokens_mlm"``; ``solutions/task07_electra/variants.py``).
+with a_t = 1 on every real (non-pad) token, [CLS] and [SEP] included. ``Electra.forward`` runs
+these steps in this order and calls a task slot for each piece a student writes: Task 7.1 the data
+side (masking, sampling, labels; ``minilm.corruption.electra``), Task 7.2 L_Disc, the joint loss L
+and the shared embeddings (``solutions/task07_electra/loss.py``), Task 7.3 the paper's ablations
+(§3.2, Table 5: ``objective="electra15" | "replace_mlm" | "all_tokens_mlm"``: their targets and the
+copy-mechanism loss; ``solutions/task07_electra/variants.py``).
 
 Shapes: the shared embeddings are E wide (``embedding_size``, ELECTRA-Small: 128); when a network's
 hidden size differs, its own ``embeddings_project`` (E → hidden) follows them, and the generator's
@@ -47,16 +49,16 @@ from autograd import Tensor, nn, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import padding_mask
 from minilm.blocks.feedforward import ACTIVATIONS, activate
+from minilm.corruption import electra_corrupt, electra_mask, replaced_token_labels, sample_from_logits  # Task 7.1
 from minilm.models.bert import BertConfig, BertEmbeddings, BertEncoder
 from minilm.models.bert_heads import TiedDecoder
 
 __all__ = ["ElectraConfig", "ElectraGenerator", "ElectraDiscriminator", "Electra", "OBJECTIVES",
-           "generator_parameters", "ablation_forward", "generator_step"]
+           "generator_parameters"]
 
 # Task 7.2: solutions/task07_electra/loss.py
 discriminator_loss = tasks.bind("task07_electra.loss", "discriminator_loss")
-replaced_token_detection = tasks.bind("task07_electra.loss", "replaced_token_detection")
-generator_step = tasks.bind("task07_electra.loss", "generator_step")  # steps 5-8, every objective
+electra_loss = tasks.bind("task07_electra.loss", "electra_loss")  # the loss line of every objective
 tie_embeddings = tasks.bind("task07_electra.loss", "tie_embeddings")
 # Task 7.3: solutions/task07_electra/variants.py
 variant_targets = tasks.bind("task07_electra.variants", "variant_targets")
@@ -303,15 +305,63 @@ class Electra(nn.Module):
         return self.discriminator.hidden(input_ids, attention_mask)  # (B, T, H)
 
     def forward(self, input_ids, attention_mask=None, *, rng) -> dict:
+        """One pre-training step on clean ids x (B, T), as in Figure 2 of the paper (module docstring)."""
         nn.check_rng("Electra.forward", rng)
-        ids = np.asarray(getattr(input_ids, "data", input_ids))
+        cfg = self.config
+        x = np.asarray(getattr(input_ids, "data", input_ids), dtype=np.int64)        # (B, T) clean ids
         if attention_mask is None:
-            attention_mask = ids != self.config.pad_id
-        if self.config.objective == "electra":
-            # Task 7.2 (solutions/task07_electra/loss.py): generator_step, then the discriminator and
-            # discriminator_loss, the replaced-token-detection loss line, in the same file
-            return replaced_token_detection(self, ids, attention_mask, rng=rng)
-        return ablation_forward(self, ids, attention_mask, rng=rng)
+            attention_mask = x != cfg.pad_id
+        # 1. mask ~15% of the tokens: 85% of them become [MASK], 15% keep theirs (Task 7.1)
+        gen_inputs, masked, mlm_labels = electra_mask(x, mask_id=cfg.mask_id, special_ids=cfg.special_ids,
+                                                      pad_id=cfg.pad_id, rng=rng, mask_prob=cfg.mask_prob)
+        # 2. the generator, a small masked LM, predicts the masked tokens
+        mlm_logits = self.generator(gen_inputs, attention_mask)                       # (B, T, V)
+        # 3. sample a replacement at every masked position (Task 7.1) from the NumPy logits: x̂ is plain
+        #    ids, so no gradient path leads from the discriminator back to the generator (§2: "we do
+        #    not back-propagate the discriminator loss through the generator")
+        disallow = x[masked] if cfg.disallow_correct else None
+        samples = sample_from_logits(mlm_logits.data[masked], rng=rng, temperature=cfg.temperature,
+                                     disallow_ids=disallow)                           # (n,) ids
+        disc_inputs = electra_corrupt(x, masked, samples)                             # (B, T) x̂
+        # 4. y_t = 1[x̂_t ≠ x_t]: a sample equal to the original is "original" (Task 7.1)
+        disc_labels = replaced_token_labels(x, disc_inputs, masked)                   # (B, T)
+        out = {"mlm_logits": mlm_logits, "generator_inputs": gen_inputs, "masked": masked,
+               "mlm_labels": mlm_labels, "disc_inputs": disc_inputs, "disc_labels": disc_labels}
+        # 5. the discriminator reads x̂; its loss L_Disc over every real token (Task 7.2), or the
+        #    loss of the ablation the config names (Task 7.3)
+        h = self.discriminator.hidden(disc_inputs, attention_mask)                    # (B, T, H)
+        out.update(self.main_loss(h, x, out, attention_mask))
+        # 6. L = gen_weight·L_MLM + λ·L_Disc (Task 7.2); an MLM ablation's main loss is a
+        #    cross-entropy like L_MLM, weighted 1
+        weight = cfg.disc_weight if cfg.objective in ("electra", "electra15") else 1.0
+        out["loss"], out["mlm_loss"] = electra_loss(mlm_logits, mlm_labels, out["disc_loss"],
+                                                    gen_weight=cfg.gen_weight, disc_weight=weight)
+        return out
+
+    def main_loss(self, h: Tensor, input_ids, step: dict, attention_mask) -> dict:
+        """The discriminator's head and loss for the configured objective (§3.2, Table 5).
+
+        ``h`` (B, T, H) is the discriminator's last hidden state on x̂; ``step`` holds the arrays of
+        steps 1-4 of ``forward``. Returns ``disc_logits`` (B, T) (``all_tokens_mlm``: the copy
+        logits; ``replace_mlm``: None) and ``disc_loss``, and for the MLM ablations ``main_logits``
+        (B, T, V), ``main_labels`` and ``main_weights``.
+        """
+        objective, disc = self.config.objective, self.discriminator
+        out = {"disc_logits": None if disc.head is None else disc.head(h)}           # (B, T)
+        if objective == "electra":      # ELECTRA: Task 7.1's labels, every real token counts
+            labels, weights = step["disc_labels"], attention_mask
+        else:                           # an ablation: Task 7.3 says what is predicted, and where
+            labels, weights = variant_targets(objective, input_ids, step["disc_inputs"], step["masked"],
+                                              attention_mask)
+        if objective in ("electra", "electra15"):
+            out["disc_loss"] = discriminator_loss(out["disc_logits"], labels, weights)   # Task 7.2
+            return out
+        main_logits = disc.lm_head(h)                                                 # (B, T, V)
+        if objective == "replace_mlm":
+            out["disc_loss"] = F.cross_entropy(main_logits, labels)
+        else:
+            out["disc_loss"] = copy_mlm_loss(main_logits, out["disc_logits"], step["disc_inputs"], labels)
+        return {**out, "main_logits": main_logits, "main_labels": labels, "main_weights": weights}
 
 
 def generator_parameters(model: Electra) -> list:
@@ -320,33 +370,3 @@ def generator_parameters(model: Electra) -> list:
     shared = {id(p) for p in model.discriminator.parameters()}
     return [p for p in model.generator.parameters() if id(p) not in shared]
 
-
-def ablation_forward(model: Electra, input_ids, attention_mask, *, rng) -> dict:
-    """Any of the four objectives (§3.2, Table 5); ``Electra.forward`` sends all but "electra" here.
-
-    The generator half is ELECTRA's, Task 7.2's ``generator_step`` (mask, generator MLM loss,
-    samples, labels); Task 7.3's ``variant_targets`` then says what the main network predicts and
-    where its loss counts, and the head and loss follow from the objective.
-    """
-    cfg = model.config
-    ids = np.asarray(input_ids, dtype=np.int64)
-    step = generator_step(model, ids, attention_mask, rng=rng)               # Task 7.2, steps 5-8
-    disc_inputs, mlm_loss = step["disc_inputs"], step["mlm_loss"]            # (B, T) ids, scalar
-    labels, weights = variant_targets(cfg.objective, ids, disc_inputs, step["masked"], attention_mask)  # Task 7.3
-
-    h = model.discriminator.hidden(disc_inputs, attention_mask)              # (B, T, H)
-    disc = model.discriminator
-    out = {**step, "disc_logits": None if disc.head is None else disc.head(h)}  # (B, T)
-    if cfg.objective in ("electra", "electra15"):
-        out["disc_loss"] = discriminator_loss(out["disc_logits"], labels, weights)
-        weight = cfg.disc_weight
-    else:
-        main_logits = disc.lm_head(h)                                         # (B, T, V)
-        if cfg.objective == "replace_mlm":
-            out["disc_loss"] = F.cross_entropy(main_logits, labels)
-        else:
-            out["disc_loss"] = copy_mlm_loss(main_logits, out["disc_logits"], disc_inputs, labels)
-        out.update(main_logits=main_logits, main_labels=labels, main_weights=weights)
-        weight = 1.0
-    out["loss"] = cfg.gen_weight * mlm_loss + weight * out["disc_loss"]
-    return out

@@ -89,7 +89,7 @@ def missing_slots(args, impl: str = "exercises") -> list[tuple[str, str, str]] |
 
 
 def describe_missing(missing) -> str:
-    """One line per unfinished slot, ``Task 7.2  exercises/task07_electra/loss.py: generator_step``."""
+    """One line per unfinished slot, ``Task 7.2  exercises/task07_electra/loss.py: electra_loss``."""
     lines = []
     for task, qualname, why in missing:
         module, _, name = qualname.rpartition(".")

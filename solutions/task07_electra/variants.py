@@ -21,8 +21,8 @@ and which positions its loss counts (m = the masked positions, a = the real, non
   and p(x_t) = D_t·1[x_t = x̂_t] + (1 − D_t)·softmax(logits_t)[x_t]. minilm implements it; c_t
   comes from the discriminator's binary head (dense → GELU → dense(1)).
 
-The heads and the weighting live in ``minilm.models.electra.ablation_forward``; these slots decide
-the targets and positions, and the copy-mechanism loss.
+The heads live in ``minilm.models.electra.Electra.main_loss`` and the weighting in Task 7.2's
+``electra_loss``; these slots decide the targets and positions, and the copy-mechanism loss.
 
 Letters: B batch, T time, V vocabulary.
 """

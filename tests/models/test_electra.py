@@ -1,19 +1,23 @@
-"""ELECTRA: sizes, the shared embeddings, the no-gradient sampling, labels, the four objectives, the
-recipe and its metrics."""
+"""ELECTRA: sizes, the shared embeddings, the steps of ``Electra.forward`` (the no-gradient sampling,
+labels, the two losses), the four objectives, the recipe and its metrics."""
+import ast
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autograd import optim
+import autograd.functional as F
+from autograd import optim, tasks
 from autograd.errors import ConfigError
 from minilm.downstream.finetune import finetune_sentiment
-from minilm.models.electra import (OBJECTIVES, Electra, ElectraConfig, ablation_forward, generator_parameters,
-                                   replaced_token_detection)
+from minilm.corruption import electra_corrupt, electra_mask, replaced_token_labels, sample_from_logits
+from minilm.models.electra import OBJECTIVES, Electra, ElectraConfig, generator_parameters
 from minilm.recipes import electra as recipe
 from minilm.recipes.config import override
 
 PAD, CLS, SEP, MASK = 0, 2, 3, 4
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(**kw):
@@ -104,13 +108,53 @@ def test_no_gradient_reaches_the_generator_from_the_main_loss(objective):
     assert all(p.grad is not None for p in generator_parameters(model))
 
 
-def test_the_electra_objective_is_the_same_through_both_paths():
+def _replay(model, ids, mask, seed):
+    """Steps 1-4 of ``Electra.forward`` by hand, with the library's Task 7.1 functions on one Generator."""
+    cfg, rng = model.config, np.random.default_rng(seed)
+    gen_inputs, masked, mlm_labels = electra_mask(ids, mask_id=cfg.mask_id, special_ids=cfg.special_ids,
+                                                  pad_id=cfg.pad_id, rng=rng, mask_prob=cfg.mask_prob)
+    logits = model.generator(gen_inputs, mask).data
+    samples = sample_from_logits(logits[masked], rng=rng, temperature=cfg.temperature,
+                                 disallow_ids=ids[masked] if cfg.disallow_correct else None)
+    x_hat = electra_corrupt(ids, masked, samples)
+    return dict(generator_inputs=gen_inputs, masked=masked, mlm_labels=mlm_labels, mlm_logits=logits,
+                disc_inputs=x_hat, disc_labels=replaced_token_labels(ids, x_hat, masked))
+
+
+def _bce(z, y):
+    return np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))
+
+
+@pytest.mark.parametrize("weights", [{}, {"disc_weight": 7.0, "gen_weight": 0.5}])
+def test_forward_follows_the_papers_steps(weights):
+    """Mask, generate, sample (same rng, in that order), corrupt, label, discriminate, L = w·L_MLM + λ·L_Disc."""
+    model = Electra(_config(**weights), rng=np.random.default_rng(0))
+    ids, mask = _batch(B=24)
+    out = model(ids, mask, rng=np.random.default_rng(3))
+    want = _replay(model, ids, mask, 3)
+    for key in ("generator_inputs", "masked", "mlm_labels", "disc_inputs", "disc_labels"):
+        assert np.array_equal(out[key], want[key]), key
+    assert np.allclose(out["mlm_logits"].data, want["mlm_logits"], atol=1e-5)
+    mlm = F.cross_entropy(out["mlm_logits"], want["mlm_labels"]).item()
+    assert np.isclose(out["mlm_loss"].item(), mlm, rtol=1e-6), "L_MLM over the masked positions of x^masked"
+    z = model.discriminator(want["disc_inputs"], mask).data
+    assert np.allclose(out["disc_logits"].data, z, atol=1e-5), "the discriminator reads x̂"
+    a = mask.astype(float)
+    disc = (_bce(z, want["disc_labels"]) * a).sum() / (a.sum() + 1e-6)
+    assert np.isclose(out["disc_loss"].item(), disc, rtol=1e-5), "L_Disc over every real token"
+    cfg = model.config
+    assert np.isclose(out["loss"].item(), cfg.gen_weight * mlm + cfg.disc_weight * disc, rtol=1e-5)
+
+
+def test_the_discriminator_reads_samples_not_the_argmax():
     model = Electra(_config(), rng=np.random.default_rng(0))
-    ids, mask = _batch()
-    a = replaced_token_detection(model, ids, mask, rng=np.random.default_rng(4))
-    b = ablation_forward(model, ids, mask, rng=np.random.default_rng(4))
-    assert np.isclose(a["loss"].item(), b["loss"].item(), rtol=1e-6)
-    assert np.array_equal(a["disc_labels"], b["disc_labels"])
+    ids, mask = _batch(B=24)
+    out = model(ids, mask, rng=np.random.default_rng(3))
+    m, x_hat = out["masked"], out["disc_inputs"]
+    assert isinstance(x_hat, np.ndarray) and np.issubdtype(x_hat.dtype, np.integer), "x̂ is plain NumPy ids"
+    assert np.array_equal(x_hat[~m], ids[~m])
+    assert (x_hat[m] == out["mlm_logits"].data.argmax(-1)[m]).mean() < 0.5, "x̂ holds samples, not the argmax"
+    assert (x_hat[m] != ids[m]).mean() > 0.5, "most masked positions hold a replacement"
 
 
 def test_attention_mask_defaults_to_non_pad():
@@ -186,14 +230,36 @@ def test_recipe_trains_and_reports(tmp_path, objective):
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
-def test_every_objective_runs_the_generator_step_slot(objective):
-    """The generator half is Task 7.2's generator_step for every objective: no copy in the library."""
-    from autograd import tasks
+def test_every_objective_runs_the_task_slots_and_one_loss_line(objective):
+    """Every objective runs Task 7.1's steps and ends in Task 7.2's electra_loss: no copy in the library."""
     cfg = ElectraConfig(vocab_size=12, max_position_embeddings=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0,
                         objective=objective)
     model = Electra(cfg, rng=np.random.default_rng(0))
     ids = np.random.default_rng(1).integers(5, 12, size=(3, 8))
     with tasks.trace() as seen:
         out = model(ids, rng=np.random.default_rng(2))
-    assert ("task07_electra.loss", "generator_step") in seen
+    sampling = {("task07_electra.sampling", name)
+                for name in ("electra_mask", "sample_from_logits", "replaced_token_labels")}
+    assert sampling | {("task07_electra.loss", "electra_loss")} <= seen
     assert {"mlm_loss", "disc_inputs", "disc_labels", "masked", "loss"} <= set(out)
+    weight = cfg.disc_weight if objective in ("electra", "electra15") else 1.0
+    assert np.isclose(out["loss"].item(), out["mlm_loss"].item() + weight * out["disc_loss"].item(), rtol=1e-5)
+
+
+def test_task_7_slots_take_arrays_not_the_model():
+    """A slot never receives the model and never reaches another slot through the library (STYLE 14)."""
+    paths = [p for d in ("solutions", "exercises") for p in sorted((ROOT / d / "task07_electra").glob("*.py"))]
+    assert paths, "no Task 7 slot files found"
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            names = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
+            assert "model" not in names, f"{path}: {fn.name} receives the model"
+        for node in ast.walk(tree):
+            modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                       [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for module in modules:   # minilm binds the slots; only its given id checks may be used
+                assert not module.startswith("minilm") or module == "minilm.corruption._token_ids", \
+                    f"{path}: imports {module}, which reaches the library's slots"
+            if isinstance(node, ast.Attribute) and node.attr in ("slots", "bind"):
+                assert getattr(node.value, "id", None) != "tasks", f"{path}: calls other slots through tasks.{node.attr}"
