@@ -38,9 +38,18 @@ def _command_modules():
     return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
 
 
+class ExactParser(argparse.ArgumentParser):
+    """An option must be spelt out: argparse would otherwise take ``--checkpoint`` for
+    ``--checkpoint-every`` (a prefix of one option), and a typo would change a setting silently.
+    Every sub-command's parser is of this class too (``add_subparsers`` copies it)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="minilm", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ExactParser(prog="minilm", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--impl", choices=tasks.IMPLEMENTATIONS, default=None,
                         help="whose task code runs: solutions (reference; default where it exists) or "
                              "exercises (yours). MINILM_IMPL sets the default.")
