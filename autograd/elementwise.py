@@ -2,6 +2,9 @@
 
 Binary operations broadcast like NumPy, so their backward must *un-broadcast*: sum the incoming
 gradient over the axes that broadcasting stretched, giving each input a gradient of its own shape.
+
+The unary ops (Exp, Log, Tanh, ReLU, ...) are written out one class each, parallel on purpose: a
+reader sees each forward beside its backward and the Task 1.2 slot it calls, as in micrograd.
 """
 import numpy as np
 

@@ -11,6 +11,10 @@ and the fallback for inputs the kernels do not take (dtypes other than float32/f
 of unusual shapes). Layer norm has no composed version: it is Task 2.5, and the library calls the
 slot rather than carry a second copy of the answer (STYLE.md, habit 11). Its fused node runs the
 numba kernel or, on the NumPy backend and for every other dtype, the slot itself.
+
+``softmax`` and ``log_softmax`` (with their composed twins) are parallel on purpose: each picks its
+fused node or its twin itself, so ``F.softmax`` reaches the kernel in 3 calls
+(docs/architecture.md counts them) and a reader sees the rule on the function's own page.
 """
 from __future__ import annotations
 

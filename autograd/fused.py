@@ -12,6 +12,9 @@ classes and keeps the composed versions (``_softmax_composed``, ...) as the twin
 adds the bias into the product's output in place and saves only ``x`` and ``W``, where the
 composed version keeps the product *and* the sum alive until the backward.
 
+Softmax and LogSoftmax (and the other single-kernel ops) are parallel on purpose: each class is
+one op's forward beside its backward, the house style, rather than one class with a flag.
+
 Letters: N rows, V classes, C features, B batch, H heads, Tq queries, Tk keys.
 """
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 These only re-arrange numbers, so each backward re-arranges the gradient back (Task 1.3 for
 reshape, transpose, indexing and gather; cat and stack split the gradient).
+
+Cat and Stack are parallel on purpose: each op's forward beside its own backward, one class each.
 """
 import numpy as np
 

@@ -10,6 +10,9 @@ The rules are task slots:
   num_beams, max_new_tokens, eos_id, length_penalty)`` with ``step_fn(ids (N, t)) -> log-probs
   (N, V)``, so any decoder (GPT, T5, BART) can use it.
 
+They are bound below one line per slot, as every module that calls a slot does
+(docs/architecture.md), so these lines look like every other module's bindings on purpose.
+
 This module adds the autoregressive loop, :func:`generate_tokens`, shared by every model: GPT's
 ``generate``, the prefix LMs' (``minilm.models.prefixlm.PrefixLMBase.generate``) and the greedy
 path of the encoder–decoders (``minilm.models.seq2seq.generate``).

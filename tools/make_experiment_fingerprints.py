@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from record_results import minilm_json  # tools/ is on the path: python tools/..., or tests' import_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "experiments_quick.json"
@@ -37,14 +37,9 @@ def quick_run(name: str, out, seeds: int | None = None, jobs: int = 2) -> dict:
     """The ``--json`` result of ``minilm experiment NAME --quick`` (``seeds`` seeds, else the
     experiment's own), run in a child process as a user runs it, in ``jobs`` worker processes of one
     thread each (the numbers depend on the thread count, not on the number of workers)."""
-    cmd = [sys.executable, "-m", "minilm.cli", "experiment", name, "--quick", "--jobs", str(jobs),
-           "--json", "--no-progress", "--out", str(out)] + (["--seeds", str(seeds)] if seeds else [])
-    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"make_experiment_fingerprints: {' '.join(cmd[2:])} failed "
-                         f"(exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout)
+    argv = ["experiment", name, "--quick", "--jobs", str(jobs), "--json", "--no-progress", "--out", str(out)] \
+        + (["--seeds", str(seeds)] if seeds else [])
+    return minilm_json(argv, who="make_experiment_fingerprints", label=" ".join(["minilm.cli", *argv]), env=ONE_THREAD)
 
 
 def fingerprint_of(result: dict) -> dict:

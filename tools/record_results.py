@@ -36,24 +36,28 @@ COMMANDS = [  # as the README shows them; --json (and --out for train) are added
 ]
 
 
-def run(command: str) -> dict:
-    """The JSON summary ``command`` prints, with its wall time in seconds.
+def minilm_json(argv: list[str], *, who: str, label: str, env: dict | None = None) -> dict:
+    """What ``python -m minilm.cli ARGV`` prints with --json, run as a user runs it: in a child
+    process, from the repository root, on this checkout's code, with ``env`` added to the
+    environment. A failure exits with ``who``, the command's ``label`` and the end of its stderr.
+    Also tools/make_experiment_fingerprints.py's way to run an experiment."""
+    done = subprocess.run([sys.executable, "-m", "minilm.cli", *argv], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)})
+    if done.returncode != 0:
+        raise SystemExit(f"{who}: {label} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
 
-    Not tools/make_experiment_fingerprints.py's ``quick_run``, on purpose: that one runs only
-    ``minilm experiment NAME --quick``, in worker processes pinned to one thread, so its numbers are
-    reproducible; these are the README's ``train``/``finetune`` commands under the machine's own
-    thread settings, because the wall time recorded here is what a user's run takes."""
+
+def run(command: str) -> dict:
+    """The JSON summary ``command`` prints, with its wall time in seconds: the README's
+    ``train``/``finetune`` commands under the machine's own thread settings (unlike the
+    fingerprints' one-thread runs), because the wall time recorded here is what a user's run takes."""
     argv = command.split()[1:]
     with tempfile.TemporaryDirectory() as out:
         extra = ["--json"] + (["--no-progress", "--out", out] if argv[0] == "train" else ["--quiet"])
-        cmd = [sys.executable, "-m", "minilm.cli", *argv, *extra]
         start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        summary = minilm_json([*argv, *extra], who="record_results", label=command)
         seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"record_results: {command} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    summary = json.loads(done.stdout)
     for key in ("checkpoint", "plot", "history"):
         summary.pop(key, None)                       # paths in a temporary folder, and the loss curve
     return {"summary": summary, "seconds": round(seconds, 1)}

@@ -1,4 +1,4 @@
-"""Argument checks shared by the XLNet, T5 and BART corruptions (not part of the public API).
+"""Argument checks shared by the RoBERTa, XLNet, T5 and BART corruptions (not part of the public API).
 
 Every corruption takes a 1-D array of token ids and a few numbers; these helpers turn bad input into
 one clear error that names the operation, what it received and what it expected, instead of letting
@@ -60,6 +60,26 @@ def check_fraction(value, *, op: str, name: str, upper_open: bool = False) -> fl
         interval = "[0, 1)" if upper_open else "[0, 1]"
         raise ConfigError(f"{op}: {name}={value}: expected a number in {interval}")
     return value
+
+
+def check_mask_probs(op: str, prob, leave_unmasked_prob, random_token_prob) -> None:
+    """RoBERTa's masking rates (fairseq's names), each in [0, 1], and so is their share of the masked
+    units that do not become <mask> (``leave_unmasked_prob + random_token_prob``)."""
+    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
+                    ("random_token_prob", random_token_prob),
+                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
+        check_fraction(p, op=op, name=name)
+
+
+def check_mask_args(op: str, *, mask_id, vocab_size: int, nspecial, prob, leave_unmasked_prob,
+                    random_token_prob) -> None:
+    """The arguments of RoBERTa's masking (Task 6.1's ``roberta_mask``, whole-word masking): the
+    rates (:func:`check_mask_probs`), the <mask> id, and ``nspecial``, the first id a random
+    replacement may take."""
+    check_mask_probs(op, prob, leave_unmasked_prob, random_token_prob)
+    check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
+    if not 0 <= nspecial < vocab_size:
+        raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
 
 
 def check_positive(value, *, op: str, name: str) -> float:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograd.errors import ConfigError, ShapeError
+from autograd.errors import ShapeError
 
-from ._token_ids import as_ids, check_fraction, check_id
+from ._token_ids import as_ids, check_mask_args
 from .roberta import mask_plan, roberta_mask  # Task 6.1: solutions/task06_roberta/masking.py
 
 __all__ = ["WORD_START", "bpe_word_starts", "roberta_whole_word_mask"]
@@ -76,13 +76,8 @@ def roberta_whole_word_mask(ids, word_starts, *, mask_id: int, vocab_size: int, 
     if starts.shape != ids.shape or starts.dtype != bool:
         raise ShapeError(f"{op}: word_starts of shape {starts.shape} and dtype {starts.dtype}: expected "
                          f"bools of the ids' shape {ids.shape}")
-    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
-                    ("random_token_prob", random_token_prob),
-                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
-        check_fraction(p, op=op, name=name)
-    check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
-    if not 0 <= nspecial < vocab_size:
-        raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
+    check_mask_args(op, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, prob=prob,
+                    leave_unmasked_prob=leave_unmasked_prob, random_token_prob=random_token_prob)
     if ids.size == 0:
         return ids.copy(), ids.copy()
 

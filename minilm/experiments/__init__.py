@@ -22,6 +22,9 @@ a setting with ``dataclasses.replace``, as the command line does::
     from minilm.experiments.runner import run_experiment
     cfg = replace(masking.CONFIG.quick(), steps=20)             # minilm experiment masking --quick --steps 20
     run_experiment("masking", masking, cfg, quick=True, seeds=[0], out_dir="runs/experiments")
+
+Each ``plan`` writes its metrics and notes out in full, so plans look alike line by line (a
+``Metric`` list, then the notes' prose) on purpose: they are declarations, not shared logic.
 """
 from __future__ import annotations
 

@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Optional
 
 import numpy as np
 
 from autograd import no_grad
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
-from minilm.experiments.roberta_common import (METRICS, RobertaExperimentConfig, pretrain, probes, recipe_config,
+from minilm.experiments.roberta_common import (METRICS, RobertaExperimentConfig, pretrain, recipe_config, scores,
                                                tokens_seen)
 
 NAME = "batch-size"
@@ -55,9 +54,6 @@ TOKEN_TOLERANCE = 0.02    # a run's tokens read may differ from blocks × mean b
 class BatchSizeConfig(RobertaExperimentConfig):
     """``minilm experiment batch-size``: the same blocks read in batches of different sizes (the model
     and probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 800                 # synthetic documents, 10% held out
     batch_sizes: str = "8,32,128"   # the batch sizes compared, comma-separated
     ref_batch: int = 32             # the batch that trains for --steps steps at --lr
@@ -147,6 +143,5 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     recipe.model.eval()
     with no_grad():
         held = recipe.evaluate(recipe.model)
-    return {"heldout_ppl": math.exp(held["loss"]), "heldout_loss": held["loss"],
-            "heldout_accuracy": held["mlm_accuracy"], **probes(recipe.model, recipe.tokenizer, seed, settings),
+    return {**scores(recipe, held["loss"], held["mlm_accuracy"], seed, settings),
             "tokens_seen": seen, "steps": steps, "lr": lr}

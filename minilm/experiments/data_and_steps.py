@@ -32,11 +32,9 @@ sentiment tasks of minilm/data/downstream.py (minilm/experiments/electra_common.
 """
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from dataclasses import asdict, dataclass, replace
-from typing import Optional
 
 import numpy as np
 
@@ -52,9 +50,6 @@ HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a 
 class DataAndStepsConfig(RobertaExperimentConfig):
     """``minilm experiment data-and-steps``: corpus size × steps at one model and batch (the model and
     probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
     small_docs: int = 200           # documents of the small corpus
     large_docs: int = 800           # documents of the large corpus
     steps: int = 100                # the short runs' steps; the long ones run 2×, the longest 4×
@@ -140,7 +135,7 @@ def heldout_pairs(recipe, docs, settings: dict, seed: int) -> list:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.data import write_corpus
-    from minilm.experiments.roberta_common import pretrain, probes, recipe_config, tokens_seen
+    from minilm.experiments.roberta_common import pretrain, recipe_config, scores, tokens_seen
     from minilm.experiments.masking import mlm_scores
     from minilm.recipes import roberta
     from minilm.recipes.common import load_documents
@@ -161,8 +156,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     seen = tokens_seen(recipe, steps)
     pretrain(recipe, steps, settings["lr"], min(settings["warmup"], steps), seed)
     held = mlm_scores(recipe.model, pairs, recipe.tokenizer.pad_id)
-    return {"heldout_ppl": math.exp(held["loss"]), "heldout_loss": held["loss"], "heldout_accuracy": held["accuracy"],
-            **probes(recipe.model, recipe.tokenizer, seed, settings), "train_docs": train_docs,
+    return {**scores(recipe, held["loss"], held["accuracy"], seed, settings), "train_docs": train_docs,
             "tokens_seen": seen, "epochs": steps * settings["batch_size"] / len(recipe.train_blocks),
             "heldout_tokens": sum(int((t != recipe.tokenizer.pad_id).sum()) for t in
                                   (p[0] for p in pairs[:len(pairs) // settings["eval_masks"]]))}

@@ -61,8 +61,9 @@ OBJECTIVES = {  # DistillWeights of each objective (minilm/downstream/distill.py
 
 
 @dataclass(frozen=True)
-class DistillationConfig:
-    """``minilm experiment distillation``: the teacher, the students and the data. ``quick()``: toy sizes."""
+class TeacherConfig:
+    """The teacher and the labelled pairs, as both distillation experiments (this one and
+    ``distillation-transfer``) make them; each experiment's config adds its students."""
     teacher_layers: int = 4         # the teacher BERT's blocks
     n_embd: int = 64                # width of the teacher and every student
     n_head: int = 2                 # attention heads
@@ -72,6 +73,12 @@ class DistillationConfig:
     teacher_steps: int = 400        # the teacher's fine-tuning steps
     n_train: int = 300              # labelled training pairs for teacher and students
     n_test: int = 1000              # held-out pairs
+
+
+@dataclass(frozen=True)
+class DistillationConfig(TeacherConfig):
+    """``minilm experiment distillation``: the teacher (``TeacherConfig``), the students and the data.
+    ``quick()``: toy sizes."""
     student_steps: int = 100        # distillation steps per student
     batch_size: int = 32            # pairs (or sequences) per step
     lr: float = 1e-3                # the students' peak learning rate

@@ -51,8 +51,8 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan
-from minilm.experiments.distillation import (StudentRun, encode_pairs, make_student, teacher_bundle, teacher_label,
-                                             weights_for)
+from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, make_student, teacher_bundle,
+                                             teacher_label, weights_for)
 
 NAME = "distillation-transfer"
 HELP = "Hinton et al. / DistilBERT: a transfer set the teacher labels, hard vs soft vs soft + cosine"
@@ -62,18 +62,9 @@ IGNORE = -100   # F.cross_entropy's ignore_index: a transfer pair has no true la
 
 
 @dataclass(frozen=True)
-class DistillationTransferConfig:
-    """``minilm experiment distillation-transfer``: the teacher, the student, the transfer sets.
-    ``quick()``: toy sizes."""
-    teacher_layers: int = 4         # the teacher BERT's blocks
-    n_embd: int = 64                # width of the teacher and the student
-    n_head: int = 2                 # attention heads
-    vocab_size: int = 400           # WordPiece vocabulary
-    docs: int = 200                 # synthetic documents the teacher is pre-trained on
-    pretrain_steps: int = 150       # the teacher's MLM + NSP pre-training steps
-    teacher_steps: int = 400        # the teacher's fine-tuning steps
-    n_train: int = 300              # labelled training pairs for teacher and student
-    n_test: int = 1000              # held-out pairs
+class DistillationTransferConfig(TeacherConfig):
+    """``minilm experiment distillation-transfer``: the teacher (``TeacherConfig``), the student, the
+    transfer sets. ``quick()``: toy sizes."""
     student_layers: int = 1         # the student's blocks
     student_steps: int = 300        # distillation steps of every student, whatever its transfer set
     batch_size: int = 32            # pairs per step

@@ -5,18 +5,20 @@ FULL-SENTENCES blocks, dynamic masking) at one model size and score it the same 
 Shared here, so that the two tables differ only in what they vary:
 
 * the sizes: ``RobertaExperimentConfig``, the fields both configs inherit (blocks, width,
-  vocabulary, the probes' data);
+  vocabulary, the probes' data, ``--corpus``);
 * the recipe built from them (``recipe_config``) and pre-trained with ``minilm.train``
   (``pretrain``);
 * ``tokens_seen``: the tokens read, counted from the recipe's own epoch schedule;
-* the metrics: held-out MLM perplexity and accuracy, and the frozen-feature probes on the
+* the metrics (``scores``): held-out MLM perplexity and accuracy, and the frozen-feature probes on the
   entailment and sentiment tasks of minilm/data/downstream.py — a linear probe of the sentence
   vector [h_<s> ; mean_t h_t] (minilm/experiments/electra_common.py's protocol; chance 1/3 and 1/2).
 """
 from __future__ import annotations
 
 import tempfile
+import math
 from dataclasses import dataclass, replace
+from typing import Optional
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from minilm.experiments import Metric
 from minilm.recipes.config import override
 
 __all__ = ["RobertaExperimentConfig", "METRICS", "recipe_config", "pretrain", "tokens_seen", "probes",
-           "sentiment_probe"]
+           "sentiment_probe", "scores"]
 
 # The first four columns of both tables (the first two are plotted).
 METRICS = (Metric("heldout_ppl", "held-out MLM perplexity", percent=False, higher_is_better=False),
@@ -35,8 +37,8 @@ METRICS = (Metric("heldout_ppl", "held-out MLM perplexity", percent=False, highe
 
 @dataclass(frozen=True)
 class RobertaExperimentConfig:
-    """The sizes both RoBERTa experiments hold fixed across their rows; each experiment's config
-    adds what it varies."""
+    """The sizes and the text both RoBERTa experiments hold fixed across their rows; each
+    experiment's config adds what it varies."""
     tokens_per_sample: int = 64     # tokens per block
     n_layer: int = 2                # RoBERTa blocks
     n_head: int = 4                 # attention heads
@@ -44,6 +46,9 @@ class RobertaExperimentConfig:
     vocab_size: int = 600           # byte-level BPE vocabulary
     probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
     probe_test: int = 600           # held-out pairs / sentences the probes are scored on
+    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
+                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: the synthetic corpus)
 
 
 def recipe_config(settings: dict, seed: int, **changes):
@@ -87,3 +92,10 @@ def probes(model, tokenizer, seed: int, settings: dict) -> dict:
     model.eval()
     return {"entailment_probe": entailment_probe(model.encode, tokenizer, seed, settings),
             "sentiment_probe": sentiment_probe(model.encode, tokenizer, seed, settings)}
+
+
+def scores(recipe, heldout_loss: float, heldout_accuracy: float, seed: int, settings: dict) -> dict:
+    """The columns of :data:`METRICS` (and the held-out loss) for a pre-trained ``recipe``: perplexity
+    = exp(mean cross-entropy per masked token), as RoBERTa's Table 3 reports it, then the probes."""
+    return {"heldout_ppl": math.exp(heldout_loss), "heldout_loss": heldout_loss, "heldout_accuracy": heldout_accuracy,
+            **probes(recipe.model, recipe.tokenizer, seed, settings)}

@@ -5,6 +5,9 @@ the reason — but as one GitHub-flavoured Markdown table, which GitHub renders 
 workflow run. A reason is free text from a failing test (an assertion message, a traceback line),
 so every character that Markdown or a table would read as markup is escaped, and its line breaks
 become ``<br>`` (a table row is one line).
+
+The lines under the table (flags, problems, notes, an interruption) follow ``format_table``'s
+parallel on purpose: the same report in two renderings, each readable on its own page.
 """
 from __future__ import annotations
 

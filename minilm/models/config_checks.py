@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograd import nn
 from autograd.errors import ConfigError
 
 
@@ -35,4 +36,13 @@ def check_dropout(config) -> None:
 def check_config(owner: str, config, expected: type) -> None:
     """A model built from the wrong kind of config fails here, not deep in its ``__init__``."""
     if not isinstance(config, expected):
-        raise ConfigError(f"{owner}: config must be a {expected.__name__}, got {type(config).__name__}")
+        article = "an" if expected.__name__[:1] in "AEIOX" else "a"  # an XLNetConfig, a GPTConfig
+        raise ConfigError(f"{owner}: config must be {article} {expected.__name__}, got {type(config).__name__}")
+
+
+def check_model_args(owner: str, config, expected: type, rng) -> object:
+    """The top of a model's ``__init__``: :func:`check_config`, then the ``numpy.random.Generator``
+    its weights are drawn from (``nn.check_rng``). Returns ``config``."""
+    check_config(owner, config, expected)
+    nn.check_rng(owner, rng)
+    return config

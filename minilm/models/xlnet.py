@@ -73,6 +73,8 @@ from autograd import nn, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import Block, LearnedPositionEmbedding, check_token_ids
 
+from .config_checks import check_model_args
+
 __all__ = ["XLNetConfig", "XLNet", "query_rows", "IGNORE_INDEX"]
 
 # Task 8.2: solutions/task08_xlnet/two_stream.py
@@ -165,10 +167,7 @@ class XLNet(nn.Module):
 
     def __init__(self, config: XLNetConfig, *, rng: np.random.Generator):
         super().__init__()
-        if not isinstance(config, XLNetConfig):
-            raise ConfigError(f"XLNet: config must be an XLNetConfig, got {type(config).__name__}")
-        nn.check_rng("XLNet", rng)
-        self.config = config
+        self.config = check_model_args("XLNet", config, XLNetConfig, rng)
         C, std = config.n_embd, config.initializer_range
         self.word_embedding = nn.Embedding(config.vocab_size, C, rng=rng, init_std=std)
         self.position_embedding = LearnedPositionEmbedding(config.max_position_embeddings, C, rng=rng,

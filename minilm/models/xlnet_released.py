@@ -49,6 +49,8 @@ from autograd import Tensor, cat, nn
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import check_token_ids
 
+from .config_checks import check_model_args
+
 __all__ = ["XLNetReleasedConfig", "XLNetReleased", "relative_positions", "IGNORE_INDEX"]
 
 IGNORE_INDEX = -100
@@ -208,10 +210,7 @@ class XLNetReleased(nn.Module):
 
     def __init__(self, config: XLNetReleasedConfig, *, rng: np.random.Generator):
         super().__init__()
-        if not isinstance(config, XLNetReleasedConfig):
-            raise ConfigError(f"XLNetReleased: config must be an XLNetReleasedConfig, got {type(config).__name__}")
-        nn.check_rng("XLNetReleased", rng)
-        self.config = config
+        self.config = check_model_args("XLNetReleased", config, XLNetReleasedConfig, rng)
         C, std = config.n_embd, config.initializer_range
         self.word_embedding = nn.Embedding(config.vocab_size, C, rng=rng, init_std=std)
         self.mask_emb = nn.Parameter(rng.normal(0.0, std, (1, 1, C)), dtype=np.float32)

@@ -64,24 +64,31 @@ def _embeddings(ours: str, theirs: str, segments: bool = True) -> dict[str, str]
     return names
 
 
+def _roberta_model(path, **fields) -> RobertaForMaskedLM:
+    """A RobertaForMaskedLM of the config ``fields`` read from ``path`` (no dropout; the weights are
+    loaded next); a value the config refuses is a CheckpointError naming the file."""
+    try:
+        config = RobertaConfig(dropout=0.0, **fields)
+    except ConfigError as e:
+        raise CheckpointError(f"{path}: {e}") from None
+    return RobertaForMaskedLM(config, rng=np.random.default_rng(0))
+
+
 def load_roberta(directory) -> RobertaForMaskedLM:
     directory = Path(directory)
     hf, path = read_config(directory), directory / CONFIG
     _check_absolute(hf, path)
     pad = config_value(hf, "pad_token_id", path, default=1)
-    try:
-        config = RobertaConfig(
-            vocab_size=config_value(hf, "vocab_size", path),
-            max_position_embeddings=config_value(hf, "max_position_embeddings", path, default=514),
-            n_layer=config_value(hf, "num_hidden_layers", path), n_head=config_value(hf, "num_attention_heads", path),
-            n_embd=config_value(hf, "hidden_size", path), n_inner=config_value(hf, "intermediate_size", path),
-            type_vocab_size=config_value(hf, "type_vocab_size", path, default=1), dropout=0.0,
-            layer_norm_eps=float(config_value(hf, "layer_norm_eps", path, float, default=1e-5)),
-            activation=_activation(hf, "hidden_act", path), head_activation="gelu_exact",
-            position_offset=pad + 1, pad_token_id=pad)
-    except ConfigError as e:
-        raise CheckpointError(f"{path}: {e}") from None
-    model = RobertaForMaskedLM(config, rng=np.random.default_rng(0))
+    model = _roberta_model(
+        path, vocab_size=config_value(hf, "vocab_size", path),
+        max_position_embeddings=config_value(hf, "max_position_embeddings", path, default=514),
+        n_layer=config_value(hf, "num_hidden_layers", path), n_head=config_value(hf, "num_attention_heads", path),
+        n_embd=config_value(hf, "hidden_size", path), n_inner=config_value(hf, "intermediate_size", path),
+        type_vocab_size=config_value(hf, "type_vocab_size", path, default=1),
+        layer_norm_eps=float(config_value(hf, "layer_norm_eps", path, float, default=1e-5)),
+        activation=_activation(hf, "hidden_act", path), head_activation="gelu_exact",
+        position_offset=pad + 1, pad_token_id=pad)
+    config = model.config
     arrays, weights = read_weights(directory)
     mapping = {**_embeddings("roberta.embeddings", "roberta.embeddings"),
                **bert_layer_names("roberta.encoder.layer.", "roberta.encoder.layer.", config.n_layer),
@@ -98,17 +105,14 @@ def load_distilbert(directory) -> RobertaForMaskedLM:
     hf, path = read_config(directory), directory / CONFIG
     if hf.get("sinusoidal_pos_embds"):
         raise CheckpointError(f"{path}: key 'sinusoidal_pos_embds' is true; minilm reads learned positions only")
-    try:
-        config = RobertaConfig(
-            vocab_size=config_value(hf, "vocab_size", path),
-            max_position_embeddings=config_value(hf, "max_position_embeddings", path, default=512),
-            n_layer=config_value(hf, "n_layers", path), n_head=config_value(hf, "n_heads", path),
-            n_embd=config_value(hf, "dim", path), n_inner=config_value(hf, "hidden_dim", path),
-            type_vocab_size=1, dropout=0.0, layer_norm_eps=1e-12,   # DistilBERT's LayerNorms: eps 1e-12
-            activation=_activation(hf, "activation", path))
-    except ConfigError as e:
-        raise CheckpointError(f"{path}: {e}") from None
-    model = RobertaForMaskedLM(config, rng=np.random.default_rng(0))
+    model = _roberta_model(
+        path, vocab_size=config_value(hf, "vocab_size", path),
+        max_position_embeddings=config_value(hf, "max_position_embeddings", path, default=512),
+        n_layer=config_value(hf, "n_layers", path), n_head=config_value(hf, "n_heads", path),
+        n_embd=config_value(hf, "dim", path), n_inner=config_value(hf, "hidden_dim", path),
+        type_vocab_size=1, layer_norm_eps=1e-12,   # DistilBERT's LayerNorms: eps 1e-12
+        activation=_activation(hf, "activation", path))
+    config = model.config
     per_layer = {"attn.q_proj": "attention.q_lin", "attn.k_proj": "attention.k_lin",
                  "attn.v_proj": "attention.v_lin", "attn.out_proj": "attention.out_lin",
                  "ln1": "sa_layer_norm", "mlp.fc1": "ffn.lin1", "mlp.fc2": "ffn.lin2", "ln2": "output_layer_norm"}

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograd.errors import ConfigError, MiniLMError, ShapeError
-from minilm.corruption._token_ids import as_ids, check_fraction, check_id
+from minilm.corruption._token_ids import as_ids, check_mask_args, check_mask_probs
 
 
 def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1):
@@ -59,10 +59,7 @@ def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0
     """
     if isinstance(n, bool) or int(n) != n or n < 0:  # given: checks
         raise ConfigError(f"mask_plan: n={n!r}: expected an integer >= 0")
-    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
-                    ("random_token_prob", random_token_prob),
-                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
-        check_fraction(p, op="mask_plan", name=name)
+    check_mask_probs("mask_plan", prob, leave_unmasked_prob, random_token_prob)
     n = int(n)
     # BEGIN SOLUTION
     num_mask = int(prob * n + rng.random())                   # stochastic rounding
@@ -102,13 +99,8 @@ def roberta_mask(ids, *, mask_id, vocab_size, nspecial, rng, prob=0.15, leave_un
     from minilm.corruption.roberta import mask_plan as library_mask_plan
     op = "roberta_mask"
     ids = as_ids(ids, op=op, vocab_size=vocab_size, min_length=0)  # given: a new int64 array (T,)
-    for name, p in (("prob", prob), ("leave_unmasked_prob", leave_unmasked_prob),
-                    ("random_token_prob", random_token_prob),
-                    ("leave_unmasked_prob + random_token_prob", leave_unmasked_prob + random_token_prob)):
-        check_fraction(p, op=op, name=name)
-    check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
-    if not 0 <= nspecial < vocab_size:
-        raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
+    check_mask_args(op, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, prob=prob,
+                    leave_unmasked_prob=leave_unmasked_prob, random_token_prob=random_token_prob)
     if plan is None:
         plan = library_mask_plan(len(ids), rng=rng, prob=prob, leave_unmasked_prob=leave_unmasked_prob,
                                  random_token_prob=random_token_prob)
