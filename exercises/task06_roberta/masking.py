@@ -19,6 +19,10 @@ fairseq's ``MaskTokensDataset`` (fairseq/data/mask_tokens_dataset.py) masks one 
    convention; its criterion ignores ``pad``). ``minilm.corruption.targets_to_labels`` converts to
    the -100 convention of ``cross_entropy(..., ignore_index=-100)``.
 
+Steps 1-2 are ``mask_plan``, steps 3-4 ``apply_mask_plan``. The library's
+``minilm.corruption.roberta_mask`` runs them in that order on one sequence: ``plan =
+mask_plan(len(ids), ...)``, then ``apply_mask_plan(ids, plan, ...)``.
+
 Dynamic masking reseeds a Generator from ``(seed, epoch, index)`` on every access
 (``np.random.default_rng([seed, epoch, index])``): reproducible, yet new every epoch.
 
@@ -29,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograd.errors import ConfigError, MiniLMError, ShapeError
-from minilm.corruption._token_ids import as_ids, check_mask_args, check_mask_probs
+from minilm.corruption._token_ids import as_ids, check_mask_probs, check_replacement_ids
 
 
 def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1):
@@ -49,7 +53,7 @@ def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0
     So ``to_mask`` and ``to_random`` are disjoint parts of ``masked``, and ``masked & ~to_mask &
     ~to_random`` is the part left unchanged but still predicted. Draw from ``rng`` exactly in the
     order above (one ``random()``, the ``choice``, then two arrays of n), so that the whole kit gives
-    the same numbers on your code as on the reference. ``roberta_mask`` applies the plan to the
+    the same numbers on your code as on the reference. ``apply_mask_plan`` applies the plan to the
     tokens of a sequence; RoBERTa's whole-word masking (``minilm.corruption.roberta_whole_word_mask``)
     makes the plan over words and applies each word's decision to all of its tokens.
 
@@ -64,39 +68,35 @@ def mask_plan(n, *, rng, prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0
     raise NotImplementedError("Task 6.1: mask_plan")
 
 
-def roberta_mask(ids, *, mask_id, vocab_size, nspecial, rng, prob=0.15, leave_unmasked_prob=0.1,
-                 random_token_prob=0.1, pad_id=1, plan=None):
-    """Task 6.1: fairseq/RoBERTa masking of one sequence. Returns ``(inputs, targets)``, (T,) each.
+def apply_mask_plan(ids, plan, *, mask_id, vocab_size, nspecial, rng, pad_id=1):
+    """Task 6.1: apply a masking plan to the tokens of one sequence. Returns ``(inputs, targets)``, (T,) each.
 
-    The given lines make ``ids`` a new int64 array (never write into the caller's array), check the
-    arguments and make the plan over the ``sz = len(ids)`` positions with ``mask_plan`` (steps 1-2 of
-    the module docstring, called through the library so that it is your ``mask_plan`` when the kit
-    runs on exercises/): ``masked``, ``to_mask`` and ``to_random``, bool arrays (sz,). A caller
-    that has made its own plan passes it as ``plan`` (whole-word masking: a plan over words, copied
-    to each word's tokens), and then no plan is drawn. Then:
+    ``ids`` (T,) token ids; ``plan = (masked, to_mask, to_random)``, three bool arrays (T,) as
+    ``mask_plan`` returns them — ``to_mask`` and ``to_random`` are disjoint parts of ``masked``, and
+    ``masked & ~to_mask & ~to_random`` are the positions left unchanged but still predicted. The
+    library's ``minilm.corruption.roberta_mask`` draws the plan over the T positions with your
+    ``mask_plan`` and hands it to this function; RoBERTa's whole-word masking draws it over words
+    and copies each word's decision to its tokens. Steps 3-4 of the module docstring:
 
-      3. ``targets`` = the original id at masked positions, ``pad_id`` elsewhere;
+      3. ``targets`` = the original id at EVERY masked position (the ones left unchanged and the
+         random ones too: the model must predict them), ``pad_id`` elsewhere;
       4. ``inputs`` = a copy of ``ids`` with ``mask_id`` where ``to_mask``, and at the ``to_random``
-         positions ids drawn with ONE call ``rng.integers(nspecial, vocab_size, size=...)``, uniform in
-         ``[nspecial, vocab_size)`` (never a special token).
+         positions ids drawn with ONE call ``rng.integers(nspecial, vocab_size, size=...)``, uniform
+         in ``[nspecial, vocab_size)`` (never a special token); every other position unchanged.
 
-    The graded tests check: the mean of num_mask is prob·sz and each count is floor or ceil of it;
-    every position, the first included, is masked at rate prob; the 80/10/10 split; random ids only
-    from [nspecial, V) and spread over all of it; targets pad exactly where nothing is masked.
+    The given lines make ``ids`` a new int64 array (never write into the caller's array) and check
+    the plan's shapes. The graded tests check: targets at every masked position and pad elsewhere;
+    ``<mask>`` exactly at ``to_mask``, the rest of the input unchanged; random ids only from
+    [nspecial, V) and spread over all of it; the one draw.
     """
-    from minilm.corruption.roberta import mask_plan as library_mask_plan
-    op = "roberta_mask"
-    ids = as_ids(ids, op=op, vocab_size=vocab_size, min_length=0)  # given: a new int64 array (T,)
-    check_mask_args(op, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, prob=prob,
-                    leave_unmasked_prob=leave_unmasked_prob, random_token_prob=random_token_prob)
-    if plan is None:
-        plan = library_mask_plan(len(ids), rng=rng, prob=prob, leave_unmasked_prob=leave_unmasked_prob,
-                                 random_token_prob=random_token_prob)
+    op = "apply_mask_plan"  # given: checks
+    ids = as_ids(ids, op=op, vocab_size=vocab_size, min_length=0)  # a new int64 array (T,)
+    check_replacement_ids(op, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial)
     masked, to_mask, to_random = (np.asarray(p, dtype=bool) for p in plan)
     if not masked.shape == to_mask.shape == to_random.shape == ids.shape:
         raise ShapeError(f"{op}: plan of shapes {masked.shape}, {to_mask.shape}, {to_random.shape}: expected "
                          f"three bool arrays of the ids' shape {ids.shape}")
-    raise NotImplementedError("Task 6.1: roberta_mask")
+    raise NotImplementedError("Task 6.1: apply_mask_plan")
 
 
 def dynamic_mask_rng(seed, epoch, index):
@@ -122,7 +122,7 @@ class MaskedDataset:
     """Sequences that are masked when read: dynamically (RoBERTa) or statically (BERT).
 
     ``masker(ids, rng=...) -> tuple of arrays`` masks one sequence, e.g.
-    ``functools.partial(roberta_mask, mask_id=4, vocab_size=V, nspecial=5)``.
+    ``functools.partial(minilm.corruption.roberta_mask, mask_id=4, vocab_size=V, nspecial=5)``.
     ``get(index, epoch)`` returns what the masker returned for sequence ``index`` in that epoch.
     """
 

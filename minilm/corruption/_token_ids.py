@@ -73,13 +73,53 @@ def check_mask_probs(op: str, prob, leave_unmasked_prob, random_token_prob) -> N
 
 def check_mask_args(op: str, *, mask_id, vocab_size: int, nspecial, prob, leave_unmasked_prob,
                     random_token_prob) -> None:
-    """The arguments of RoBERTa's masking (Task 6.1's ``roberta_mask``, whole-word masking): the
-    rates (:func:`check_mask_probs`), the <mask> id, and ``nspecial``, the first id a random
-    replacement may take."""
+    """The arguments of RoBERTa's masking (``roberta_mask``, whole-word masking): the rates
+    (:func:`check_mask_probs`) and the ids a masked token may become (:func:`check_replacement_ids`)."""
     check_mask_probs(op, prob, leave_unmasked_prob, random_token_prob)
+    check_replacement_ids(op, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial)
+
+
+def check_replacement_ids(op: str, *, mask_id, vocab_size: int, nspecial) -> None:
+    """The <mask> id, and ``nspecial``, the first id a random replacement may take (Task 6.1's
+    ``apply_mask_plan``)."""
     check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
     if not 0 <= nspecial < vocab_size:
         raise ConfigError(f"{op}: nspecial={nspecial}: expected 0 <= nspecial < vocab_size={vocab_size}")
+
+
+def check_sentinel_args(ids, sentinel_ids, eos_id, *, op: str):
+    """T5's span corruption: ``(ids, sentinel_ids, eos_id)`` as new int64 arrays and an int. The ids
+    may not contain a sentinel (it could not be told apart from the one that replaces a span)."""
+    ids = as_ids(ids, op=op)
+    sentinel_ids = as_ids(sentinel_ids, op=op, name="sentinel_ids")
+    eos_id = check_id(eos_id, op=op, name="eos_id")
+    clash = np.isin(ids, sentinel_ids)
+    if clash.any():
+        raise TokenizerError(f"{op}: ids contain the sentinel id {ids[clash][0]}: sentinels must not "
+                             f"occur in the text being corrupted")
+    return ids, sentinel_ids, eos_id
+
+
+def check_word_starts(word_starts, L: int, *, op: str) -> np.ndarray:
+    """BART's ``(L,)`` bool word-start flags (default: every token starts a word, fairseq's
+    ``subword``), as a new array with the first and last positions ``False``: never noised."""
+    if word_starts is None:
+        starts = np.ones(L, dtype=bool)
+    else:
+        starts = np.array(word_starts, dtype=bool)  # a new array: never touch the caller's
+        if starts.shape != (L,):
+            raise ShapeError(f"{op}: word_starts has shape {starts.shape}: expected ({L},), one flag "
+                             f"per token")
+    starts[0] = starts[-1] = False
+    return starts
+
+
+def check_random_ids(mask_random, vocab_size, *, op: str) -> float:
+    """BART's ``mask_random`` in [0, 1]; > 0 draws random ids in ``[1, V)``, so it needs ``vocab_size``."""
+    mask_random = check_fraction(mask_random, op=op, name="mask_random")
+    if mask_random > 0 and vocab_size is None:
+        raise ConfigError(f"{op}: mask_random={mask_random} draws random ids: pass vocab_size")
+    return mask_random
 
 
 def check_positive(value, *, op: str, name: str) -> float:

@@ -9,8 +9,8 @@
 
 Both then apply the 80/10/10 rule to every chosen position: ``[MASK]`` w.p. 0.8, a random id from
 the whole vocabulary w.p. 0.1, the original w.p. 0.1. Whole-word masking (Task 12.2) chooses words
-instead of pieces: :func:`word_groups`, :func:`bert_whole_word_mask` (the Task 12.2 slot
-``whole_word_mask``), :func:`mask_tokens_wwm`.
+instead of pieces: Task 12.2's :func:`word_groups` and :func:`choose_groups`, put together by
+:func:`bert_whole_word_mask`; :func:`mask_tokens_wwm` adds the 80/10/10 rule.
 
 Letters: B batch, T sequence length, V vocabulary size, P = ``max_predictions``.
 """
@@ -34,17 +34,32 @@ IGNORE_INDEX = -100  # label of a position the loss skips (PyTorch / Hugging Fac
 
 mask_tokens = tasks.bind("task05_bert.masking", "mask_tokens")  # Task 5.2: solutions/task05_bert/masking.py
 word_groups = tasks.bind("task12_beyond.wwm", "word_groups")  # Task 12.2: solutions/task12_beyond/wwm.py
-whole_word_mask = tasks.bind("task12_beyond.wwm", "whole_word_mask")  # Task 12.2: solutions/task12_beyond/wwm.py
 choose_groups = tasks.bind("task12_beyond.wwm", "choose_groups")  # Task 12.2: solutions/task12_beyond/wwm.py
-# BART's noising has a slot of the same name (fairseq's ``whole_word_mask``), and that one is
-# ``minilm.corruption.whole_word_mask``; this one is exported there as ``bert_whole_word_mask``.
-bert_whole_word_mask = whole_word_mask
 
 
 def _check_args(op: str, prob: float, max_predictions: int) -> None:
     check_fraction(prob, op=op, name="prob")
     if isinstance(max_predictions, bool) or int(max_predictions) != max_predictions or max_predictions < 0:
         raise ConfigError(f"{op}: max_predictions={max_predictions!r}: expected an integer >= 0")
+
+
+def bert_whole_word_mask(tokens, *, rng: np.random.Generator, prob: float = 0.15,
+                         max_predictions: int = 20) -> list[int]:
+    """BERT's whole-word choice (``create_masked_lm_predictions`` with ``do_whole_word_mask``): the
+    sorted positions to predict, whole words at a time. ``tokens``: WordPiece strings, [CLS]/[SEP]
+    included (they count in the budget and are never chosen).
+
+    1. the words: Task 12.2's ``word_groups`` (a ``##`` piece joins the word before it);
+    2. the budget and the shuffled walk over the words: Task 12.2's ``choose_groups``, with
+       ``num_tokens = len(tokens)``;
+    3. the chosen positions, sorted (BERT sorts its ``masked_lms`` by position).
+
+    (BART's noising has a function of fairseq's name ``whole_word_mask``; this is BERT's.)
+    """
+    _check_args("bert_whole_word_mask", prob, max_predictions)
+    tokens = list(tokens)
+    chosen = choose_groups(word_groups(tokens), len(tokens), rng=rng, prob=prob, max_predictions=max_predictions)
+    return sorted(int(t) for t in chosen)
 
 
 def _replace_80_10_10(ids: np.ndarray, positions, *, mask_id: int, vocab_size: int, rng) -> np.ndarray:
@@ -131,8 +146,8 @@ def mask_tokens_wwm(ids, tokens, *, mask_id: int, vocab_size: int, rng: np.rando
     """Whole-word masking with the 80/10/10 rule; returns ``(inputs, labels)`` like ``mask_tokens``.
 
     ``ids`` (T,) and ``tokens`` (T WordPiece strings) describe one sequence; a batch is ``ids`` of
-    shape (B, T) with a list of B token lists. The positions come from the task slot
-    ``whole_word_mask`` (Task 12.2); as in Hugging Face's ``DataCollatorForWholeWordMask``, positions
+    shape (B, T) with a list of B token lists. The positions come from :func:`bert_whole_word_mask`
+    (Task 12.2's slots); as in Hugging Face's ``DataCollatorForWholeWordMask``, positions
     holding one of ``special_ids`` (e.g. padding) are then dropped. Each remaining position becomes
     [MASK] w.p. 0.8, a random id in [0, V) w.p. 0.1, or stays w.p. 0.1; labels are -100 elsewhere.
     """
@@ -154,7 +169,7 @@ def mask_tokens_wwm(ids, tokens, *, mask_id: int, vocab_size: int, rng: np.rando
     if len(tokens) != len(ids):
         raise ShapeError(f"{op}: {len(ids)} ids but {len(tokens)} tokens; they must match one to one")
 
-    positions = whole_word_mask(list(tokens), rng=rng, prob=prob, max_predictions=max_predictions)
+    positions = bert_whole_word_mask(tokens, rng=rng, prob=prob, max_predictions=max_predictions)
     special = set(int(s) for s in special_ids)
     positions = [int(t) for t in positions if int(ids[t]) not in special]
     inputs = _replace_80_10_10(ids, positions, mask_id=mask_id, vocab_size=vocab_size, rng=rng)

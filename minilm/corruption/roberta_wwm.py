@@ -15,8 +15,8 @@ true for ``Ġ`` tokens and for the special tokens, and masks words instead of to
    RoBERTa recipe does this before packing sentences into blocks). fairseq's per-vocabulary flag
    cannot see this and glues such a word to the token before it.
 2. Masking (:func:`roberta_whole_word_mask`): RoBERTa's rule with *words* in place of positions:
-   Task 6.1's ``mask_plan`` over the W words, each word's decision then copied to its tokens by
-   Task 6.1's ``roberta_mask``. With W words in the sequence, ``num_mask = int(prob · W + U[0, 1))``
+   Task 6.1's ``mask_plan`` over the W words, each word's decision then copied to its tokens and
+   applied by Task 6.1's ``apply_mask_plan``. With W words in the sequence, ``num_mask = int(prob · W + U[0, 1))``
    words are drawn without replacement; each drawn word is, as a whole, ``<mask>`` at every position
    (p = 0.8), left unchanged (0.1), or random tokens from the non-special vocabulary (0.1, one draw
    per token).
@@ -35,7 +35,7 @@ import numpy as np
 from autograd.errors import ShapeError
 
 from ._token_ids import as_ids, check_mask_args
-from .roberta import mask_plan, roberta_mask  # Task 6.1: solutions/task06_roberta/masking.py
+from .roberta import apply_mask_plan, mask_plan  # Task 6.1: solutions/task06_roberta/masking.py
 
 __all__ = ["WORD_START", "bpe_word_starts", "roberta_whole_word_mask"]
 
@@ -66,7 +66,7 @@ def roberta_whole_word_mask(ids, word_starts, *, mask_id: int, vocab_size: int, 
     """RoBERTa's masking of one sequence, whole words at a time; returns ``(inputs, targets)``, (T,) each.
 
     ``ids`` (T,) token ids; ``word_starts`` (T,) bools from :func:`bpe_word_starts` (position 0 always
-    begins a word). The other arguments are those of ``roberta_mask`` (Task 6.1), and so are the
+    begins a word). The other arguments are those of ``roberta_mask``, and so are the
     outputs: ``targets`` holds the original id where a token is predicted and ``pad_id`` elsewhere
     (``targets_to_labels`` turns it into the -100 convention).
     """
@@ -89,8 +89,7 @@ def roberta_whole_word_mask(ids, word_starts, *, mask_id: int, vocab_size: int, 
     # 1-2. which words, and what each becomes (<mask> / unchanged / random tokens): Task 6.1's plan over W words
     word_mask, word_to_mask, word_to_random = mask_plan(W, rng=rng, prob=prob, leave_unmasked_prob=leave_unmasked_prob,
                                                         random_token_prob=random_token_prob)
-    # 3. from words to tokens: every token takes its word's decision; Task 6.1's roberta_mask applies it
+    # 3. from words to tokens: every token takes its word's decision; Task 6.1's apply_mask_plan applies it
     plan = (word_mask[word_of], word_to_mask[word_of], word_to_random[word_of])      # (T,) each
-    return roberta_mask(ids, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, rng=rng, prob=prob,
-                        leave_unmasked_prob=leave_unmasked_prob, random_token_prob=random_token_prob,
-                        pad_id=pad_id, plan=plan)
+    return apply_mask_plan(ids, plan, mask_id=mask_id, vocab_size=vocab_size, nspecial=nspecial, rng=rng,
+                           pad_id=pad_id)

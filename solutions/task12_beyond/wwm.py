@@ -16,9 +16,10 @@ The procedure (google-research/bert, ``create_pretraining_data.py``, ``create_ma
 4. Walk the shuffled groups: stop once ``num_to_predict`` positions are chosen; skip a group that
    would take the count past it (a later, shorter word may still fit).
 
-Steps 2-4 are ``choose_groups``, which BERT's ordinary masking shares (each position a group of
-one). The 80/10/10 replacement of the chosen positions is the same as in BERT; the library's
-``minilm.corruption.mask_tokens_wwm`` applies it to the positions this task chooses.
+Step 1 is ``word_groups``; steps 2-4 are ``choose_groups``, which BERT's ordinary masking shares
+(each position a group of one). The library puts them together: ``minilm.corruption.bert_whole_word_mask``
+runs ``choose_groups(word_groups(tokens), len(tokens), ...)`` and sorts the result, and
+``minilm.corruption.mask_tokens_wwm`` applies BERT's 80/10/10 replacement to those positions.
 """
 from __future__ import annotations
 
@@ -78,8 +79,9 @@ def choose_groups(groups, num_tokens, *, rng, prob=0.15, max_predictions=20):
          group whose positions would take the count above ``budget`` (a later, shorter one may still
          fit); otherwise take all its positions, in the group's order.
 
-    ``whole_word_mask`` below and the library's ``minilm.corruption.bert_masked_lm_predictions`` both
-    make their choice with this function.
+    The library's ``minilm.corruption.bert_whole_word_mask`` (over ``word_groups``) and
+    ``minilm.corruption.bert_masked_lm_predictions`` (one position per group) both make their choice
+    with this function.
 
     The graded tests check over many draws: the count never exceeds the budget, and reaches it when
     short groups can fill it; a group is taken whole or not at all; a group too long for what is left
@@ -98,37 +100,4 @@ def choose_groups(groups, num_tokens, *, rng, prob=0.15, max_predictions=20):
             continue                                   # this group does not fit: try a shorter one
         chosen.extend(groups[g])
     return chosen
-    # END SOLUTION
-
-
-def whole_word_mask(tokens, *, rng, prob=0.15, max_predictions=20):
-    """Task 12.2: choose the positions to predict, whole words at a time.
-
-    ``tokens``: a list of WordPiece strings (``[CLS]``/``[SEP]`` included). Return a sorted list of
-    the chosen positions (ints).
-
-    Steps (see the module docstring):
-      1. build the word groups exactly as ``word_groups`` does (write the loop again here: one task
-         slot never calls another directly, so each can be graded on its own);
-      2. choose among them with the library's ``choose_groups`` (imported for you: it is your
-         ``choose_groups`` when the kit runs on exercises/), ``num_tokens = len(tokens)``;
-      3. return the chosen positions sorted.
-
-    The graded tests check over thousands of draws: a word is never partly chosen; ``[CLS]``/``[SEP]``
-    never; the count never exceeds the budget, and reaches it when short words can fill it; every
-    word is chosen at about the same rate (the groups really are shuffled, anew on each call).
-    """
-    from minilm.corruption.bert import choose_groups as library_choose_groups
-    _check_budget_args("whole_word_mask", prob, max_predictions)  # given
-    # BEGIN SOLUTION
-    groups = []
-    for i, token in enumerate(tokens):
-        if token in NEVER_MASKED:
-            continue
-        if groups and token.startswith("##"):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    chosen = library_choose_groups(groups, len(tokens), rng=rng, prob=prob, max_predictions=max_predictions)
-    return sorted(chosen)
     # END SOLUTION

@@ -1,7 +1,8 @@
 """Graded tests of Task 6.1 (masking half): ``mask_plan``, RoBERTa's choice of what to mask.
 
-``roberta_mask`` applies the plan to tokens; ``minilm.corruption.roberta_whole_word_mask`` makes it
-over words. Rates are checked over many draws (a binomial tolerance of 5 standard deviations).
+``apply_mask_plan`` applies the plan to tokens (test_task06_masking.py); the library's ``roberta_mask``
+makes it over positions and ``roberta_whole_word_mask`` over words. The count, the rates and the split
+are graded here only. Rates are checked over many draws (a binomial tolerance of 5 standard deviations).
 """
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ def _within(hits, n, p, what):
 
 
 @pytest.mark.task6_1
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_mask_plan_count_is_stochastically_rounded(impl):
     mask_plan = impl(MOD).mask_plan
     rng = np.random.default_rng(0)
@@ -31,7 +32,7 @@ def test_mask_plan_count_is_stochastically_rounded(impl):
 
 
 @pytest.mark.task6_1
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_mask_plan_every_unit_at_rate_prob(impl):
     mask_plan = impl(MOD).mask_plan
     rng = np.random.default_rng(1)
@@ -47,7 +48,7 @@ def test_mask_plan_every_unit_at_rate_prob(impl):
 
 
 @pytest.mark.task6_1
-@pytest.mark.points(2)
+@pytest.mark.points(3)
 def test_mask_plan_80_10_10_split_and_nesting(impl):
     mask_plan = impl(MOD).mask_plan
     rng = np.random.default_rng(2)
@@ -67,7 +68,7 @@ def test_mask_plan_80_10_10_split_and_nesting(impl):
 
 
 @pytest.mark.task6_1
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 def test_mask_plan_draws_in_fairseqs_order(impl):
     """The kit gives the same numbers on your code as on the reference only if the draws match."""
     mask_plan = impl(MOD).mask_plan

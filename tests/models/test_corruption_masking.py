@@ -174,7 +174,6 @@ def test_mask_tokens_wwm_masks_whole_words_and_skips_specials():
 
 
 def test_whole_word_mask_edge_cases_and_errors():
-    assert corruption.bert_whole_word_mask.slot_module == "task12_beyond.wwm"
     rng = np.random.default_rng(0)
     assert corruption.bert_whole_word_mask([], rng=rng) == []
     assert corruption.bert_whole_word_mask(["[CLS]", "[SEP]"], rng=rng) == []
@@ -182,6 +181,16 @@ def test_whole_word_mask_edge_cases_and_errors():
         corruption.bert_whole_word_mask(["a"], rng=rng, prob=1.5)
     with pytest.raises(ConfigError):
         corruption.bert_whole_word_mask(["a"], rng=rng, max_predictions=-2)
+
+
+def test_bert_whole_word_mask_runs_the_task_12_2_slots():
+    """The words are Task 12.2's word_groups, the choice its choose_groups: no copy in the library."""
+    from autograd import tasks
+    tokens = ["[CLS]", "un", "##aff", "##able", "cat", "sat", "[SEP]"]
+    with tasks.trace() as seen:
+        chosen = corruption.bert_whole_word_mask(tokens, rng=np.random.default_rng(0), prob=0.5)
+    assert {("task12_beyond.wwm", "word_groups"), ("task12_beyond.wwm", "choose_groups")} <= seen
+    assert chosen == sorted(chosen) and chosen, f"sorted positions expected, got {chosen}"
 
 
 # ---------------------------------------------------------------- RoBERTa
@@ -201,6 +210,23 @@ def test_roberta_mask_edge_cases_and_labels():
     assert np.all(inputs == 4) and np.array_equal(targets, ids)
     labels = corruption.targets_to_labels(np.array([1, 7, 1, 9]), pad_id=1)
     assert labels.tolist() == [-100, 7, -100, 9]
+
+
+def test_roberta_mask_is_the_plan_then_its_application():
+    """roberta_mask = Task 6.1's mask_plan over the T positions, then apply_mask_plan, on one rng in
+    that order; and over many draws the share of masked tokens is prob (fairseq's rate)."""
+    from autograd import tasks
+    ids = np.arange(5, 45)
+    with tasks.trace() as seen:
+        got = _roberta(ids, np.random.default_rng(3), prob=0.3)
+    assert {("task06_roberta.masking", "mask_plan"), ("task06_roberta.masking", "apply_mask_plan")} <= seen
+    rng = np.random.default_rng(3)
+    plan = corruption.mask_plan(ids.size, rng=rng, prob=0.3)
+    want = corruption.apply_mask_plan(ids, plan, mask_id=4, vocab_size=50, nspecial=5, rng=rng)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    rng = np.random.default_rng(4)
+    share = np.mean([(_roberta(ids, rng)[1] != 1).mean() for _ in range(2000)])
+    assert abs(share - 0.15) < 0.005, f"masked share {share:.4f}, expected prob = 0.15"
 
 
 def test_roberta_mask_errors():

@@ -177,11 +177,11 @@ def test_train_roberta_whole_word_mask_cli(tmp_path, capsys):
 
 
 def test_whole_word_masking_runs_the_task_6_1_slots():
-    """The word-level choice is Task 6.1's mask_plan, applied to the tokens by roberta_mask: no copy."""
+    """The word-level choice is Task 6.1's mask_plan, applied to the tokens by apply_mask_plan: no copy."""
     from autograd import tasks
     tokens = ["<s>", "the", "Ġcat", "Ġsat", "Ġon", "Ġmat", "ress", "</s>"]
     ids = np.arange(len(tokens)) + 5
     with tasks.trace() as seen:
         roberta_whole_word_mask(ids, bpe_word_starts(tokens, ["<s>", "</s>"]), mask_id=4, vocab_size=40,
                                 nspecial=5, rng=np.random.default_rng(0), prob=0.5)
-    assert {("task06_roberta.masking", "mask_plan"), ("task06_roberta.masking", "roberta_mask")} <= seen
+    assert {("task06_roberta.masking", "mask_plan"), ("task06_roberta.masking", "apply_mask_plan")} <= seen
