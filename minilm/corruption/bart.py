@@ -10,8 +10,9 @@ Every function takes a 1-D id array ``ids (L,)`` that starts with ``<s>`` and en
 (at least those two tokens) and returns a new array; the first and last tokens are never noised.
 Letters: L sequence length, V vocabulary size, λ the Poisson mean of the span lengths.
 
-The task slots (Task 9.3) are bound here; ``token_masking``, ``token_deletion``, ``text_infilling``
-are the three settings of the one slot ``whole_word_mask``, as in fairseq.
+The task slots (Task 9.3) are bound here. ``token_masking``, ``token_deletion``, ``text_infilling``
+are the three settings of one function, :func:`whole_word_mask` (fairseq's ``add_whole_word_mask``),
+which runs three of the slots in fairseq's order: span lengths, the spans, the insertions.
 """
 from __future__ import annotations
 
@@ -22,17 +23,18 @@ import numpy as np
 from autograd import tasks
 from autograd.errors import ConfigError, ShapeError
 
-from ._token_ids import as_ids, check_fraction, check_id, check_length, check_positive
+from ._token_ids import (as_ids, check_fraction, check_id, check_length, check_positive, check_random_ids,
+                         check_word_starts)
 
 __all__ = [
-    "poisson_span_lengths", "whole_word_mask", "insert_tokens", "sentence_permutation",
+    "poisson_span_lengths", "mask_word_spans", "whole_word_mask", "insert_tokens", "sentence_permutation",
     "document_rotation", "truncated_poisson_pmf", "token_masking", "token_deletion",
     "text_infilling", "insertion_noise", "bart_noise", "NOISING_FUNCTIONS", "noising_options",
 ]
 
 # Task 9.3: solutions/task09_seq2seq/noising.py
 poisson_span_lengths = tasks.bind("task09_seq2seq.noising", "poisson_span_lengths")
-whole_word_mask = tasks.bind("task09_seq2seq.noising", "whole_word_mask")  # Task 9.3
+mask_word_spans = tasks.bind("task09_seq2seq.noising", "mask_word_spans")  # Task 9.3
 insert_tokens = tasks.bind("task09_seq2seq.noising", "insert_tokens")  # Task 9.3
 sentence_permutation = tasks.bind("task09_seq2seq.noising", "sentence_permutation")  # Task 9.3
 document_rotation = tasks.bind("task09_seq2seq.noising", "document_rotation")  # Task 9.3
@@ -54,6 +56,46 @@ def truncated_poisson_pmf(poisson_lambda: float = 3.0) -> np.ndarray:
             break
     pmf = np.array(ps)
     return pmf / pmf.sum()
+
+
+def whole_word_mask(ids, *, rng, mask_id, ratio, replace_length=1, poisson_lambda=None, word_starts=None,
+                    mask_random=0.0, vocab_size=None):
+    """fairseq's ``add_whole_word_mask``: token masking, deletion and text infilling of ``ids (L,)``
+    (``<s>`` first, ``</s>`` last); returns a new 1-D array.
+
+    1. the budget: ``num_to_mask = ceil(#word starts · ratio)`` words, ``<s>`` and ``</s>`` never
+       counted (``word_starts``: one flag per token; default, every token starts a word);
+    2. the span lengths in words: all 1 (``poisson_lambda=None``: token masking, deletion), or
+       Poisson(λ) lengths that sum to the budget (Task 9.3's ``poisson_span_lengths``);
+    3. the spans: Task 9.3's ``mask_word_spans`` masks (``replace_length=-1``), deletes (0) or
+       infills (1: one ``<mask>`` per span) the spans of positive length, and returns how many had
+       length 0;
+    4. each zero-length span inserts a ``<mask>``: Task 9.3's ``insert_tokens``.
+
+    The pieces draw from ``rng`` in this order, fairseq's.
+    """
+    op = "whole_word_mask"
+    ids = as_ids(ids, op=op, min_length=2, vocab_size=vocab_size)
+    mask_id = check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
+    ratio = check_fraction(ratio, op=op, name="ratio")
+    mask_random = check_random_ids(mask_random, vocab_size, op=op)
+    if replace_length not in (-1, 0, 1):
+        raise ConfigError(f"{op}: replace_length={replace_length!r}: expected -1, 0 or 1")
+    starts = check_word_starts(word_starts, ids.size, op=op)                   # (L,) first, last False
+    num_to_mask = math.ceil(int(starts.sum()) * ratio)
+    if num_to_mask == 0:
+        return ids.copy()
+    if poisson_lambda is None:
+        lengths = np.ones(num_to_mask, dtype=np.int64)
+    else:
+        lengths = poisson_span_lengths(num_to_mask, rng=rng, poisson_lambda=poisson_lambda)
+    out, num_inserts = mask_word_spans(ids, lengths, starts, rng=rng, mask_id=mask_id,
+                                       replace_length=replace_length, mask_random=mask_random,
+                                       vocab_size=vocab_size)
+    if num_inserts > 0:
+        out = insert_tokens(out, num_inserts, rng=rng, mask_id=mask_id, mask_random=mask_random,
+                            vocab_size=vocab_size)
+    return out
 
 
 def token_masking(ids, *, mask_id, rng, ratio=0.15, word_starts=None, mask_random=0.0,
@@ -141,7 +183,7 @@ def bart_noise(ids, *, rng, mask_id, vocab_size, full_stop_id, mask_ratio=0.3,
 
 
 
-# §2.2's functions as ``noising_options`` names them; the first three are one slot (whole_word_mask)
+# §2.2's functions as ``noising_options`` names them; the first three are one function (whole_word_mask)
 NOISING_FUNCTIONS = ("masking", "deletion", "infilling", "permutation", "rotation")
 _MASKING = {"masking": -1, "deletion": 0, "infilling": 1}  # name -> whole_word_mask's replace_length
 

@@ -13,7 +13,8 @@ Span corruption of ``a b c d e f`` with noise ``{c d}, {f}``::
     inputs  = a b <extra_id_0> e <extra_id_1> </s>
     targets = <extra_id_0> c d <extra_id_1> f </s>
 
-The task slots (Task 9.1) are bound here; the helpers below them are plain library code.
+The task slots (Task 9.1) are bound here; :func:`span_corruption` runs two of them in T5's order,
+and the helpers below are plain library code.
 
 Attention masks here follow Raffel's M: ``M[i, j] = True`` means query i **may** attend to key j.
 (XLNet's ``perm_mask`` uses the opposite sign: True there means "may not".) ``full_mask`` is defined
@@ -28,18 +29,35 @@ from autograd import tasks
 from autograd.errors import MiniLMError
 from minilm.blocks.masks import causal_mask, prefix_lm_mask
 
-from ._token_ids import as_ids, check_id, check_length
+from ._token_ids import as_ids, check_id, check_length, check_sentinel_args
 
 __all__ = [
-    "random_spans_noise_mask", "span_corruption", "random_spans_helper",
+    "random_spans_noise_mask", "spans_to_sentinels", "span_corruption", "random_spans_helper",
     "t5_sentinel_ids", "reconstruct", "prefix_lm_split",
     "causal_mask", "prefix_lm_mask", "full_mask",
 ]
 
 # Task 9.1: solutions/task09_seq2seq/span_corruption.py
 random_spans_noise_mask = tasks.bind("task09_seq2seq.span_corruption", "random_spans_noise_mask")
-span_corruption = tasks.bind("task09_seq2seq.span_corruption", "span_corruption")  # Task 9.1
+spans_to_sentinels = tasks.bind("task09_seq2seq.span_corruption", "spans_to_sentinels")  # Task 9.1
 random_spans_helper = tasks.bind("task09_seq2seq.span_corruption", "random_spans_helper")  # Task 9.1
+
+
+def span_corruption(ids, *, sentinel_ids, eos_id, rng: np.random.Generator, noise_density: float = 0.15,
+                    mean_span_length: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
+    """T5's span corruption of one text ``ids (L,)``: returns ``(inputs, targets)``, new 1-D int arrays.
+
+    1. the noise: Task 9.1's ``random_spans_noise_mask(L)`` — ``round(L · noise_density)`` tokens in
+       spans of mean length ``mean_span_length``, the first token clean and the last one noise;
+    2. the two sides: Task 9.1's ``spans_to_sentinels`` — each noise span becomes one sentinel in
+       ``inputs``, each clean span one sentinel in ``targets``, ``eos_id`` ends both.
+
+    ``sentinel_ids[j]`` is ``<extra_id_j>`` (:func:`t5_sentinel_ids`); ``ids`` may not contain one.
+    """
+    ids, sentinel_ids, eos_id = check_sentinel_args(ids, sentinel_ids, eos_id, op="span_corruption")
+    noise = random_spans_noise_mask(ids.size, rng=rng, noise_density=noise_density,
+                                    mean_noise_span_length=mean_span_length)      # (L,) bool
+    return spans_to_sentinels(ids, noise, sentinel_ids=sentinel_ids, eos_id=eos_id)
 
 
 def t5_sentinel_ids(vocab_size: int, n: int) -> np.ndarray:

@@ -11,7 +11,9 @@ first token ``<s>`` and the last token ``</s>`` in place:
 * document rotation — the document is rotated to start at a random token.
 
 The first three are one function in fairseq (``add_whole_word_mask``) with a ``replace_length`` of
--1, 0 or 1 — and so they are here: :func:`whole_word_mask`.
+-1, 0 or 1. Here it is three pieces that the library's ``minilm.corruption.whole_word_mask`` runs in
+fairseq's order: the span lengths (``poisson_span_lengths``), the spans themselves
+(``mask_word_spans``), and a ``<mask>`` inserted for each zero-length span (``insert_tokens``).
 
 Letters: L sequence length (``<s>`` and ``</s>`` included), V vocabulary size, λ Poisson mean,
 S number of spans, n number of inserted tokens.
@@ -23,31 +25,9 @@ import math
 import numpy as np
 
 from autograd.errors import ConfigError, ShapeError
-from minilm.corruption import bart as bart_lib  # the library's bindings of this task's slots
-from minilm.corruption._token_ids import as_ids, check_fraction, check_id, check_length
-from minilm.corruption.bart import truncated_poisson_pmf  # noqa: F401 - a helper for the slots
-
-
-def check_word_starts(word_starts, L, op="whole_word_mask"):
-    """``(L,)`` bool word-start flags (default: every token starts a word, fairseq's ``subword``),
-    with the first and last positions forced to ``False``: they are never noised."""
-    if word_starts is None:
-        starts = np.ones(L, dtype=bool)
-    else:
-        starts = np.array(word_starts, dtype=bool)  # a new array: never touch the caller's
-        if starts.shape != (L,):
-            raise ShapeError(f"{op}: word_starts has shape {starts.shape}: expected ({L},), one flag "
-                             f"per token")
-    starts[0] = starts[-1] = False
-    return starts
-
-
-def check_random_ids(mask_random, vocab_size, op):
-    """``mask_random`` > 0 draws random ids in ``[1, V)``, so it needs ``vocab_size``."""
-    mask_random = check_fraction(mask_random, op=op, name="mask_random")
-    if mask_random > 0 and vocab_size is None:
-        raise ConfigError(f"{op}: mask_random={mask_random} draws random ids: pass vocab_size")
-    return mask_random
+from minilm.corruption._token_ids import (as_ids, check_fraction, check_id, check_length, check_random_ids,
+                                          check_word_starts)
+from minilm.corruption.bart import truncated_poisson_pmf  # a helper for the slots (no slot behind it)
 
 
 def poisson_span_lengths(num_to_mask, *, rng, poisson_lambda=3.0):
@@ -82,58 +62,53 @@ def poisson_span_lengths(num_to_mask, *, rng, poisson_lambda=3.0):
     # END SOLUTION
 
 
-def whole_word_mask(ids, *, rng, mask_id, ratio, replace_length=1, poisson_lambda=None,
-                    word_starts=None, mask_random=0.0, vocab_size=None):
-    """Task 9.3: fairseq's ``add_whole_word_mask`` — token masking, deletion and text infilling.
+def mask_word_spans(ids, span_lengths, word_starts, *, rng, mask_id, replace_length=1, mask_random=0.0,
+                    vocab_size=None):
+    """Task 9.3: the spans of fairseq's ``add_whole_word_mask`` — token masking, deletion and text infilling.
 
-    ``ids (L,)`` start with ``<s>`` and end with ``</s>``; returns a new 1-D array.
+    ``ids (L,)`` start with ``<s>`` and end with ``</s>``. ``span_lengths (S',)`` are the span
+    lengths in words (``poisson_span_lengths`` for text infilling, all 1 for token masking and
+    deletion). ``word_starts (L,)`` bool flags, False on the first and last token (never noised).
+    The library's ``minilm.corruption.whole_word_mask`` counts the budget (``ceil(#word starts ·
+    ratio)`` words), draws the lengths and calls this function; it then inserts what you return.
+    Returns ``(out, num_inserts)``: the noised ids (a new 1-D array) and the number of ``<mask>``
+    tokens still to insert.
 
-    1. Word starts: ``starts = check_word_starts(word_starts, L)`` (first and last never starts).
-       ``num_to_mask = ceil(starts.sum() · ratio)``; if it is 0, return a copy of ``ids``.
-    2. Span lengths, in words. ``poisson_lambda is None``: ``num_to_mask`` spans of length 1.
-       Otherwise ``bart_lib.poisson_span_lengths(num_to_mask, rng=rng, poisson_lambda=...)`` (the
-       library's binding — do not call this file's slot directly); the zero-length spans are set
-       aside as ``num_inserts`` (at least one span is left: the last length is >= 1).
-    3. Span starts: ``S`` word starts drawn without replacement (``rng.permutation`` of
-       ``np.flatnonzero(starts)``, first S). Each span is *random* with probability ``mask_random``
-       (a random id from ``rng.integers(1, vocab_size)`` instead of ``<mask>``).
-    4. A span of length l covers its start token and walks right through the next l-1 words: a
-       word start uses up one unit of length, a continuation piece (``starts[j] == False``) is
+    1. The zero-length spans are set aside: ``num_inserts`` is how many there are (a span of length
+       0 INSERTS a ``<mask>``; the caller does that with ``insert_tokens``). The rest, S spans, are
+       masked here.
+    2. Span starts: ``S`` word starts drawn without replacement (``rng.permutation`` of
+       ``np.flatnonzero(word_starts)``, first S). Then ONE draw ``rng.random(S) < mask_random``:
+       each span is *random* with that probability (a random id ``rng.integers(1, vocab_size)``
+       instead of ``<mask>``, one draw per token written).
+    3. A span of length l covers its start token and walks right through the next l-1 words: a
+       word start uses up one unit of length, a continuation piece (``word_starts[j] == False``) is
        swallowed for free, and the walk stops before the word start that would make it l+1 words —
        or before the last token ``</s>``, which no span may reach. Spans may overlap.
-    5. ``replace_length``:
+    4. ``replace_length``:
        ``-1``: every covered token becomes ``<mask>`` (token masking; length unchanged);
        ``0``: every covered token is deleted (token deletion);
        ``1``: the start token becomes ``<mask>``, the rest of the span is deleted (text infilling:
-       ONE ``<mask>`` per span, however long). Apply deletions at the end with a ``keep`` mask.
-    6. With ``num_inserts > 0``, finish with ``bart_lib.insert_tokens(out, num_inserts, rng=rng,
-       mask_id=mask_id, mask_random=mask_random, vocab_size=vocab_size)``: a span of length 0
-       INSERTS one ``<mask>``.
+       ONE ``<mask>`` per span, however long). Write the span starts first (in the order drawn), then
+       walk the spans; apply deletions at the end with a ``keep`` mask.
 
     Tests check the masked counts, whole words, that ``<s>``/``</s>`` never move, one ``<mask>`` per
-    span for ``replace_length=1``, and that zero-length spans insert.
+    span for ``replace_length=1``, and that the zero-length spans come back as ``num_inserts``.
     """
-    # BEGIN SOLUTION
-    op = "whole_word_mask"
+    op = "mask_word_spans"  # given: checks
     ids = as_ids(ids, op=op, min_length=2, vocab_size=vocab_size)
+    L = ids.size
+    lengths = as_ids(span_lengths, op=op, name="span_lengths", min_length=0)
+    starts = np.asarray(word_starts)
+    if starts.shape != (L,) or starts.dtype != bool:
+        raise ShapeError(f"{op}: word_starts of shape {starts.shape} and dtype {starts.dtype}: expected ({L},) bools")
     mask_id = check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
-    ratio = check_fraction(ratio, op=op, name="ratio")
-    mask_random = check_random_ids(mask_random, vocab_size, op)
+    mask_random = check_random_ids(mask_random, vocab_size, op=op)
     if replace_length not in (-1, 0, 1):
         raise ConfigError(f"{op}: replace_length={replace_length!r}: expected -1, 0 or 1")
-    L = ids.size
-    starts = check_word_starts(word_starts, L, op)
-    num_to_mask = math.ceil(int(starts.sum()) * ratio)
-    if num_to_mask == 0:
-        return ids.copy()
-
-    num_inserts = 0
-    if poisson_lambda is None:
-        lengths = np.ones(num_to_mask, dtype=np.int64)
-    else:
-        lengths = bart_lib.poisson_span_lengths(num_to_mask, rng=rng, poisson_lambda=poisson_lambda)
-        num_inserts = int((lengths == 0).sum())
-        lengths = lengths[lengths > 0]  # never empty: the last span is >= 1
+    # BEGIN SOLUTION
+    num_inserts = int((lengths == 0).sum())
+    lengths = lengths[lengths > 0]
 
     span_starts = rng.permutation(np.flatnonzero(starts))[: lengths.size]  # (S,)
     is_random = rng.random(span_starts.size) < mask_random  # (S,)
@@ -158,11 +133,7 @@ def whole_word_mask(ids, *, rng, mask_id, ratio, replace_length=1, poisson_lambd
             else:
                 keep[j] = False
             j += 1
-    out = out[keep]
-    if num_inserts > 0:
-        out = bart_lib.insert_tokens(out, num_inserts, rng=rng, mask_id=mask_id,
-                                     mask_random=mask_random, vocab_size=vocab_size)
-    return out
+    return out[keep], num_inserts
     # END SOLUTION
 
 
@@ -181,7 +152,7 @@ def insert_tokens(ids, n, *, rng, mask_id, mask_random=0.0, vocab_size=None):
     ids = as_ids(ids, op=op, min_length=2, vocab_size=vocab_size)
     n = check_length(n, op=op, name="n", minimum=0)
     mask_id = check_id(mask_id, op=op, name="mask_id", vocab_size=vocab_size)
-    mask_random = check_random_ids(mask_random, vocab_size, op)
+    mask_random = check_random_ids(mask_random, vocab_size, op=op)
     if n == 0:
         return ids.copy()
     L = ids.size

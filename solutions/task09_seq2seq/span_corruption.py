@@ -12,14 +12,16 @@ Letters: L sequence length, n number of noise tokens, k number of noise spans, �
 Reference: google-research/text-to-text-transfer-transformer, ``t5/data/preprocessors.py``
 (``random_spans_noise_mask``, ``noise_span_to_unique_sentinel``, ``random_spans_helper``).
 Rounding is Python's ``round`` everywhere, which rounds half to even (``round(4.5) == 4``).
+
+The library's ``minilm.corruption.span_corruption`` puts the pieces together: ``noise =
+random_spans_noise_mask(len(ids), ...)``, then ``spans_to_sentinels(ids, noise, ...)``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from autograd.errors import ConfigError, TokenizerError
-from minilm.corruption import t5 as t5_lib  # the library's bindings of this task's slots
-from minilm.corruption._token_ids import as_ids, check_fraction, check_id, check_length, check_positive
+from autograd.errors import ConfigError, ShapeError
+from minilm.corruption._token_ids import check_fraction, check_length, check_positive, check_sentinel_args
 
 
 def check_noise_args(length, noise_density, mean_noise_span_length, op="random_spans_noise_mask"):
@@ -29,20 +31,6 @@ def check_noise_args(length, noise_density, mean_noise_span_length, op="random_s
     mean_noise_span_length = check_positive(mean_noise_span_length, op=op,
                                             name="mean_noise_span_length")
     return length, noise_density, mean_noise_span_length
-
-
-def check_span_corruption_args(ids, sentinel_ids, eos_id):
-    """Validate the arguments of :func:`span_corruption`; returns ``(ids, sentinel_ids, eos_id)``
-    as new int64 arrays / int. The ids may not contain a sentinel (it could not be told apart)."""
-    op = "span_corruption"
-    ids = as_ids(ids, op=op)
-    sentinel_ids = as_ids(sentinel_ids, op=op, name="sentinel_ids")
-    eos_id = check_id(eos_id, op=op, name="eos_id")
-    clash = np.isin(ids, sentinel_ids)
-    if clash.any():
-        raise TokenizerError(f"{op}: ids contain the sentinel id {ids[clash][0]}: sentinels must not "
-                             f"occur in the text being corrupted")
-    return ids, sentinel_ids, eos_id
 
 
 def random_spans_noise_mask(length, *, rng, noise_density=0.15, mean_noise_span_length=3.0):
@@ -95,40 +83,44 @@ def random_spans_noise_mask(length, *, rng, noise_density=0.15, mean_noise_span_
     # END SOLUTION
 
 
-def span_corruption(ids, *, sentinel_ids, eos_id, rng, noise_density=0.15, mean_span_length=3.0):
-    """Task 9.1: T5 span corruption — ``ids (L,)`` → ``(inputs, targets)``, two new 1-D int arrays.
+def spans_to_sentinels(ids, noise_mask, *, sentinel_ids, eos_id):
+    """Task 9.1: T5's inputs and targets from a noise mask — ``(inputs, targets)``, two new 1-D int arrays.
 
-    1. Draw the noise mask with the library's ``random_spans_noise_mask`` (already imported here as
-       ``t5_lib.random_spans_noise_mask(len(ids), rng=rng, noise_density=...,
-       mean_noise_span_length=mean_span_length)``; do not call this file's slot directly).
-    2. ``inputs``: every maximal run of noise tokens becomes ONE sentinel — the first token of the
+    ``ids (L,)`` the text; ``noise_mask (L,)`` bool, True = noise, as ``random_spans_noise_mask``
+    draws it (the library's ``minilm.corruption.span_corruption`` draws the mask with your
+    ``random_spans_noise_mask`` and hands it to this function). T5's ``noise_span_to_unique_sentinel``
+    and ``nonnoise_span_to_unique_sentinel``:
+
+    1. ``inputs``: every maximal run of noise tokens becomes ONE sentinel — the first token of the
        run is replaced by the sentinel, the rest of the run is dropped. The j-th run (counting from
        the left, from 0) gets ``sentinel_ids[j]``. (``sentinel_ids[0]`` is ``<extra_id_0>``; callers
        pass ids that count down from the top of the vocabulary, ``[V-1, V-2, …]``, so do not compute
        sentinels yourself: index the array you are given.)
-    3. ``targets``: the same operation on the *clean* runs (``~mask``): each clean run becomes one
-       sentinel and the noise tokens stay. Because the mask starts with a clean run, the sentinel
-       that replaced noise span j in ``inputs`` introduces exactly that span in ``targets``.
-    4. Append ``eos_id`` to both.
+    2. ``targets``: the same operation on the *clean* runs (``~noise_mask``): each clean run becomes
+       one sentinel and the noise tokens stay. Because T5's mask starts with a clean run, the
+       sentinel that replaced noise span j in ``inputs`` introduces exactly that span in ``targets``.
+    3. Append ``eos_id`` to both.
 
     Hint: a token starts a run when it is in the mask and the previous one is not
     (``mask & ~np.concatenate([[False], mask[:-1]])``). Raise ``ConfigError`` when there are more
-    runs than sentinels. Call ``check_span_corruption_args`` first.
+    runs than sentinels. The given lines check the arguments.
     Tests check: the exact format, sentinel order, EOS on both, one sentinel per span, and that the
     inputs and targets together give back the original ids.
     """
+    op = "spans_to_sentinels"  # given: checks
+    ids, sentinel_ids, eos_id = check_sentinel_args(ids, sentinel_ids, eos_id, op=op)
+    noise = np.asarray(noise_mask)
+    if noise.shape != ids.shape or noise.dtype != bool:
+        raise ShapeError(f"{op}: noise_mask of shape {noise.shape} and dtype {noise.dtype}: expected "
+                         f"bools of the ids' shape {ids.shape}")
     # BEGIN SOLUTION
-    ids, sentinel_ids, eos_id = check_span_corruption_args(ids, sentinel_ids, eos_id)
-    noise = t5_lib.random_spans_noise_mask(ids.size, rng=rng, noise_density=noise_density,
-                                           mean_noise_span_length=mean_span_length)  # (L,) bool
-
     def runs_to_sentinels(mask):
         previous = np.concatenate([[False], mask[:-1]])
         first = mask & ~previous  # the first token of each run becomes the sentinel
         later = mask & previous  # the rest of each run is dropped
         n_runs = int(first.sum())
         if n_runs > sentinel_ids.size:
-            raise ConfigError(f"span_corruption: {n_runs} spans need {n_runs} sentinels, but only "
+            raise ConfigError(f"{op}: {n_runs} spans need {n_runs} sentinels, but only "
                               f"{sentinel_ids.size} sentinel_ids were given")
         out = ids.copy()
         out[first] = sentinel_ids[:n_runs]

@@ -75,12 +75,30 @@ def test_span_lengths_follow_truncated_poisson(impl):
              f"degrees of freedom): draw each length from the Poisson pmf cut to 0..{pmf.size - 1} and renormalised")
 
 
-# -- whole_word_mask: token masking, deletion, text infilling --------------------------------------
+# -- mask_word_spans: token masking, deletion, text infilling --------------------------------------
+
+def _whole_word_mask(m):
+    """The library's ``minilm.corruption.whole_word_mask`` on the slots of ``m``: the budget, the span
+    lengths (poisson_span_lengths), the spans (mask_word_spans), the insertions (insert_tokens)."""
+    def whole_word_mask(ids, *, rng, mask_id, ratio, replace_length=1, poisson_lambda=None, word_starts=None):
+        ids = np.asarray(ids)
+        starts = np.ones(ids.size, dtype=bool) if word_starts is None else np.array(word_starts, dtype=bool)
+        starts[0] = starts[-1] = False
+        num_to_mask = math.ceil(int(starts.sum()) * ratio)
+        if num_to_mask == 0:
+            return ids.copy()
+        lengths = (np.ones(num_to_mask, dtype=np.int64) if poisson_lambda is None else
+                   m.poisson_span_lengths(num_to_mask, rng=rng, poisson_lambda=poisson_lambda))
+        out, num_inserts = m.mask_word_spans(ids, lengths, starts, rng=rng, mask_id=mask_id,
+                                             replace_length=replace_length)
+        return m.insert_tokens(out, num_inserts, rng=rng, mask_id=mask_id) if num_inserts else out
+    return whole_word_mask
+
 
 @pytest.mark.task9_3
 @pytest.mark.points(2)
 def test_token_masking_masks_exactly_ceil_ratio_of_the_words(impl):
-    wwm = impl(MOD).whole_word_mask
+    wwm = _whole_word_mask(impl(MOD))
     rng = np.random.default_rng(2)
     for n_inner, ratio in [(40, 0.15), (40, 0.3), (7, 0.5), (1, 0.3), (0, 0.3), (25, 1.0)]:
         ids = doc(n_inner)
@@ -98,7 +116,7 @@ def test_token_masking_masks_exactly_ceil_ratio_of_the_words(impl):
 @pytest.mark.task9_3
 @pytest.mark.points(2)
 def test_masking_and_deletion_take_whole_words(impl):
-    wwm = impl(MOD).whole_word_mask
+    wwm = _whole_word_mask(impl(MOD))
     rng = np.random.default_rng(3)
     for _ in range(200):
         ids = doc(30)
@@ -132,7 +150,7 @@ def test_masking_and_deletion_take_whole_words(impl):
 @pytest.mark.points(2)
 def test_text_infilling_one_mask_per_span(impl):
     """replace_length=1: a span of many tokens leaves ONE <mask>; about 1 mask per 3 tokens at λ=3."""
-    wwm = impl(MOD).whole_word_mask
+    wwm = _whole_word_mask(impl(MOD))
     rng = np.random.default_rng(4)
     masks = removed = 0
     for _ in range(300):
@@ -156,7 +174,7 @@ def test_text_infilling_one_mask_per_span(impl):
 @pytest.mark.points(2)
 def test_text_infilling_masked_share(impl):
     """30% of the words are budgeted; overlapping spans cover a bit less (about 27%)."""
-    wwm = impl(MOD).whole_word_mask
+    wwm = _whole_word_mask(impl(MOD))
     rng = np.random.default_rng(5)
     shares = []
     for _ in range(1000):
@@ -172,7 +190,7 @@ def test_text_infilling_masked_share(impl):
 @pytest.mark.points(2)
 def test_zero_length_spans_insert_a_mask(impl):
     """λ=0.2: most spans have length 0 and each inserts a <mask>, so the text grows."""
-    wwm = impl(MOD).whole_word_mask
+    wwm = _whole_word_mask(impl(MOD))
     rng = np.random.default_rng(6)
     grew = 0
     for _ in range(200):
@@ -190,6 +208,20 @@ def test_zero_length_spans_insert_a_mask(impl):
     assert grew > 190, \
         ("at λ=0.2 the text should grow in nearly every draw (zero-length spans insert a <mask>), it grew "
          f"in {grew} of 200")
+    # mask_word_spans itself: the zero-length spans come back as num_inserts, the others are infilled
+    ids = doc(20)
+    starts = np.ones(ids.size, dtype=bool)
+    starts[0] = starts[-1] = False
+    out, num_inserts = impl(MOD).mask_word_spans(ids, np.array([0, 2, 0, 1]), starts, rng=rng, mask_id=MASK)
+    out = np.asarray(out)
+    assert num_inserts == 2, \
+        (f"span lengths [0, 2, 0, 1]: num_inserts should be the 2 zero-length spans (the caller inserts their "
+         f"<mask>), got {num_inserts}")
+    assert len(out) == len(ids) - 1 and 1 <= (out == MASK).sum() <= 2, \
+        (f"span lengths [0, 2, 0, 1] with replace_length=1 on {len(ids)} tokens: the span of 2 words leaves one "
+         f"<mask> and loses a token, the span of 1 leaves one <mask>; the zero-length spans are set aside (num_inserts), "
+         f"neither masked nor inserted here: expected "
+         f"{len(ids) - 1} tokens, got {out.tolist()}")
 
 
 # -- insert_tokens ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Graded tests of Task 9.1: T5's noise mask, span corruption with sentinels, random_spans_helper."""
+"""Graded tests of Task 9.1: T5's noise mask, the sentinels of span corruption, random_spans_helper."""
 from __future__ import annotations
 
 import math
@@ -125,51 +125,59 @@ def test_noise_span_lengths_are_a_uniform_random_split(impl):
             f"{n} tokens in 5 spans: the mean span length should be {n / 5}, got {lengths.mean():.2f}"
 
 
-# -- span_corruption -------------------------------------------------------------------------------
+# -- spans_to_sentinels ----------------------------------------------------------------------------
 
-def corrupt(impl, ids, rng, **kw):
-    inputs, targets = impl(MOD).span_corruption(ids, sentinel_ids=SENTINELS, eos_id=EOS, rng=rng,
-                                                **kw)
+def to_sentinels(impl, ids, noise, **kw):
+    kw.setdefault("sentinel_ids", SENTINELS)
+    inputs, targets = impl(MOD).spans_to_sentinels(np.asarray(ids), np.asarray(noise, dtype=bool), eos_id=EOS,
+                                                   **kw)
     return np.asarray(inputs), np.asarray(targets)
+
+
+def t5_like_mask(length, rng):
+    """A random noise mask that starts clean, as T5's always does (made here, not by the slot)."""
+    noise = rng.random(length) < rng.uniform(0.05, 0.6)
+    noise[0] = False
+    return noise
+
+
+def mask_from_runs(clean, noise):
+    """clean_0 noise_0 clean_1 noise_1 ...: run lengths to a bool mask."""
+    parts = [np.zeros(c, dtype=bool) if i % 2 == 0 else np.ones(c, dtype=bool)
+             for i, c in enumerate(x for pair in zip(clean, noise) for x in pair)]
+    return np.concatenate(parts)
 
 
 @pytest.mark.task9_1
 @pytest.mark.points(3)
-def test_span_corruption_format(impl):
+def test_spans_to_sentinels_format(impl):
     """Exactly T5's format, sentinels counting down from <extra_id_0> = sentinel_ids[0]."""
     rng = np.random.default_rng(4)
     for _ in range(300):
         length = int(rng.integers(1, 60))
-        ids = rng.permutation(np.arange(10, 10 + length))  # distinct, so the noise can be read off
-        inputs, targets = corrupt(impl, ids, rng)
-        noise = ~np.isin(ids, inputs)
-        np.testing.assert_array_equal(inputs, expected_format(ids, noise)[0],
-            err_msg=("inputs should be the clean tokens with each noise span replaced by ONE sentinel (sentinel_ids[0], "
-                     "[1], ... in order), then EOS"))
-        np.testing.assert_array_equal(targets, expected_format(ids, noise)[1],
-            err_msg="targets should be each sentinel followed by the span it replaced, then EOS")
+        ids = rng.permutation(np.arange(10, 10 + length))
+        noise = t5_like_mask(length, rng)
+        inputs, targets = to_sentinels(impl, ids, noise)
+        want_inputs, want_targets = expected_format(ids, noise)
+        np.testing.assert_array_equal(inputs, want_inputs,
+            err_msg=(f"noise mask {noise.astype(int).tolist()}: inputs should be the clean tokens with each noise "
+                     "span replaced by ONE sentinel (sentinel_ids[0], [1], ... in order), then EOS"))
+        np.testing.assert_array_equal(targets, want_targets,
+            err_msg=(f"noise mask {noise.astype(int).tolist()}: targets should be each sentinel followed by the "
+                     "span it replaced, then EOS"))
 
 
 @pytest.mark.task9_1
 @pytest.mark.points(1)
 def test_six_tokens_in_two_noise_spans(impl):
-    """Six tokens ``a b c d e f`` with 3 noise tokens in 2 spans (say ``{c d}, {f}``), as density 0.5 with mean span 1.5
-    gives: both sides hold <extra_id_0> then <extra_id_1> (999, 998) and end with EOS."""
-    rng = np.random.default_rng(5)
-    for _ in range(50):
-        ids = np.array([11, 12, 13, 14, 15, 16])
-        inputs, targets = corrupt(impl, ids, rng, noise_density=0.5, mean_span_length=1.5)
-        assert inputs[-1] == EOS and targets[-1] == EOS, "inputs and targets must both end with EOS"
-        assert list(inputs[np.isin(inputs, SENTINELS)]) == [999, 998], \
-            ("two noise spans: the inputs should hold <extra_id_0>, <extra_id_1> = 999, 998 in that order, "
-             f"got {inputs.tolist()}")
-        assert list(targets[np.isin(targets, SENTINELS)]) == [999, 998], \
-            f"two noise spans: the targets should hold 999 then 998, got {targets.tolist()}"
-        assert targets[0] == 999, \
-            f"the targets must open with <extra_id_0> = 999, got {targets.tolist()}"  # the targets open with <extra_id_0>
-        assert len(inputs) == 3 + 2 + 1 and len(targets) == 3 + 2 + 1, \
-            (f"3 clean + 2 sentinels + EOS: both sides should have 6 tokens, got inputs {inputs.tolist()}, "
-             f"targets {targets.tolist()}")
+    """``a b c d e f`` with noise ``{c d}, {f}``: both sides hold <extra_id_0> then <extra_id_1>
+    (999, 998) and end with EOS — the example of the module docstring."""
+    ids = np.array([11, 12, 13, 14, 15, 16])
+    inputs, targets = to_sentinels(impl, ids, [0, 0, 1, 1, 0, 1])
+    assert inputs.tolist() == [11, 12, 999, 15, 998, EOS], \
+        f"inputs should be a b <extra_id_0> e <extra_id_1> EOS = [11, 12, 999, 15, 998, {EOS}], got {inputs.tolist()}"
+    assert targets.tolist() == [999, 13, 14, 998, 16, EOS], \
+        f"targets should be <extra_id_0> c d <extra_id_1> f EOS = [999, 13, 14, 998, 16, {EOS}], got {targets.tolist()}"
 
 
 @pytest.mark.task9_1
@@ -178,51 +186,50 @@ def test_inputs_and_targets_give_back_the_text(impl):
     rng = np.random.default_rng(6)
     for _ in range(200):
         ids = rng.integers(2, 900, size=int(rng.integers(1, 120)))
-        inputs, targets = corrupt(impl, ids, rng)
+        inputs, targets = to_sentinels(impl, ids, t5_like_mask(ids.size, rng))
         np.testing.assert_array_equal(reconstruct(inputs, targets, SENTINELS, EOS), ids,
             err_msg="putting each target span back in place of its sentinel must give the original text")
 
 
 @pytest.mark.task9_1
 @pytest.mark.points(2)
-def test_density_and_mean_span_over_many_draws(impl):
-    """10,000 corruptions of random lengths: 15% noise in spans of mean 3; one sentinel per span."""
+def test_one_sentinel_per_span_on_both_sides(impl):
+    """len(inputs) = clean + k + 1 and len(targets) = noise + k + 1 for k noise spans: a span is merged
+    into ONE sentinel, never one sentinel per token; a mask with no noise gives targets [<extra_id_0>, EOS]."""
     rng = np.random.default_rng(7)
-    noise_tokens = spans = total = 0
-    for _ in range(10_000):
-        length = int(rng.integers(20, 200))
-        inputs, targets = corrupt(impl, np.arange(10, 10 + length), rng)
-        k = int(np.isin(inputs, SENTINELS).sum())
-        assert k == int(np.isin(targets, SENTINELS).sum()), \
-            (f"the inputs hold {k} sentinels but the targets {int(np.isin(targets, SENTINELS).sum())}: one "
-             "sentinel per span on both sides")
-        n_noise = len(targets) - k - 1
-        assert len(inputs) == length - n_noise + k + 1, \
-            "each noise span must be merged into ONE sentinel in the inputs (len = clean + spans + EOS)"  # each span merged into ONE sentinel
-        noise_tokens, spans, total = noise_tokens + n_noise, spans + k, total + length
-    assert abs(noise_tokens / total - 0.15) < 0.005, \
-        f"the noise share over many draws should be noise_density = 0.15, got {noise_tokens / total:.4f}"
-    assert abs(noise_tokens / spans - 3.0) < 0.1, \
-        f"the mean noise span length should be 3.0, got {noise_tokens / spans:.3f}"
+    for _ in range(500):
+        length = int(rng.integers(2, 200))
+        noise = t5_like_mask(length, rng)
+        inputs, targets = to_sentinels(impl, np.arange(10, 10 + length), noise)
+        k, n = len(runs(noise)), int(noise.sum())
+        got = int(np.isin(inputs, SENTINELS).sum()), int(np.isin(targets, SENTINELS).sum())
+        assert got == (k, len(runs(~noise))), \
+            (f"{k} noise spans and {len(runs(~noise))} clean spans: the inputs should hold one sentinel per noise "
+             f"span and the targets one per clean span, got {got[0]} and {got[1]}")
+        assert len(inputs) == length - n + k + 1, \
+            f"inputs of {len(inputs)} tokens, expected clean {length - n} + spans {k} + EOS"
+    inputs, targets = to_sentinels(impl, np.arange(10, 30), np.zeros(20, dtype=bool))
+    assert inputs.tolist() == list(range(10, 30)) + [EOS] and targets.tolist() == [999, EOS], \
+        f"no noise: inputs should be the text and EOS, targets [999, EOS]; got {inputs.tolist()}, {targets.tolist()}"
 
 
 @pytest.mark.task9_1
 @pytest.mark.points(1)
 def test_lengths_and_short_inputs(impl):
-    rng = np.random.default_rng(8)
-    inputs, targets = corrupt(impl, np.arange(10, 10 + 568), rng)
+    noise = mask_from_runs([17] * 27 + [24], [3] * 27 + [4])           # 568 tokens: 85 noise in 28 spans
+    inputs, targets = to_sentinels(impl, np.arange(10, 10 + 568), noise)
     assert (len(inputs), len(targets)) == (512, 114), \
-        f"568 tokens should give T5's 512 inputs and 114 targets, got ({len(inputs)}, {len(targets)})"
-    inputs, targets = corrupt(impl, np.array([42]), rng)
+        (f"568 tokens, 85 of them noise in 28 spans, should give T5's 512 inputs and 114 targets, got "
+         f"({len(inputs)}, {len(targets)})")
+    inputs, targets = to_sentinels(impl, [42], [False])
     assert list(inputs) == [42, EOS] and list(targets) == [999, EOS], \
-        f"one token [42]: no noise, so inputs [42, EOS] and targets [999, EOS]; got {list(inputs)}, {list(targets)}"
-    inputs, targets = corrupt(impl, np.array([42, 43]), rng)
+        f"one clean token [42]: inputs [42, EOS] and targets [999, EOS]; got {list(inputs)}, {list(targets)}"
+    inputs, targets = to_sentinels(impl, [42, 43], [False, True])
     assert list(inputs) == [42, 999, EOS] and list(targets) == [999, 43, EOS], \
-        (f"[42, 43]: the last token is noise, so inputs [42, 999, EOS] and targets [999, 43, EOS]; got {list(inputs)}, "
+        (f"[42, 43] with the last token noise: inputs [42, 999, EOS] and targets [999, 43, EOS]; got {list(inputs)}, "
          f"{list(targets)}")
     with pytest.raises(MiniLMError):
-        impl(MOD).span_corruption(np.arange(10, 110), sentinel_ids=SENTINELS[:2], eos_id=EOS,
-                                  rng=rng)
+        to_sentinels(impl, np.arange(10, 20), [0, 1, 0, 1, 0, 1, 0, 0, 0, 0], sentinel_ids=SENTINELS[:2])
 
 
 # -- random_spans_helper ---------------------------------------------------------------------------

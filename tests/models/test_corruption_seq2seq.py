@@ -22,9 +22,22 @@ def bart_doc(n_inner):
 # -- T5 --------------------------------------------------------------------------------------------
 
 def test_t5_slots_are_bound_to_task_9_1():
-    for name in ("random_spans_noise_mask", "span_corruption", "random_spans_helper"):
+    for name in ("random_spans_noise_mask", "spans_to_sentinels", "random_spans_helper"):
         fn = getattr(corruption, name)
         assert fn.slot_module == "task09_seq2seq.span_corruption" and fn.slot_name == name
+
+
+def test_span_corruption_is_the_noise_mask_then_the_sentinels():
+    """span_corruption = Task 9.1's random_spans_noise_mask, then spans_to_sentinels: no copy."""
+    from autograd import tasks
+    ids = np.arange(10, 60)
+    with tasks.trace() as seen:
+        got = corruption.span_corruption(ids, sentinel_ids=SENTINELS, eos_id=EOS, rng=np.random.default_rng(9))
+    assert {("task09_seq2seq.span_corruption", "random_spans_noise_mask"),
+            ("task09_seq2seq.span_corruption", "spans_to_sentinels")} <= seen
+    noise = corruption.random_spans_noise_mask(ids.size, rng=np.random.default_rng(9))
+    want = corruption.spans_to_sentinels(ids, noise, sentinel_ids=SENTINELS, eos_id=EOS)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
 
 
 def test_sentinel_ids_count_down_from_the_top():
@@ -167,10 +180,28 @@ def test_reconstruct_refuses_malformed_pairs():
 # -- BART ------------------------------------------------------------------------------------------
 
 def test_bart_slots_are_bound_to_task_9_3():
-    for name in ("poisson_span_lengths", "whole_word_mask", "insert_tokens",
+    for name in ("poisson_span_lengths", "mask_word_spans", "insert_tokens",
                  "sentence_permutation", "document_rotation"):
         fn = getattr(corruption, name)
         assert fn.slot_module == "task09_seq2seq.noising" and fn.slot_name == name
+
+
+def test_whole_word_mask_runs_the_task_9_3_slots_in_fairseqs_order():
+    """whole_word_mask = poisson_span_lengths, mask_word_spans, insert_tokens on one rng: no copy."""
+    from autograd import tasks
+    ids = bart_doc(50)
+    kw = dict(mask_id=MASK, ratio=0.3, replace_length=1, poisson_lambda=0.5)
+    with tasks.trace() as seen:
+        got = corruption.whole_word_mask(ids, rng=np.random.default_rng(8), **kw)
+    assert {("task09_seq2seq.noising", name) for name in
+            ("poisson_span_lengths", "mask_word_spans", "insert_tokens")} <= seen
+    rng = np.random.default_rng(8)
+    starts = np.ones(ids.size, dtype=bool)
+    starts[0] = starts[-1] = False
+    lengths = corruption.poisson_span_lengths(math.ceil(50 * 0.3), rng=rng, poisson_lambda=0.5)
+    out, num_inserts = corruption.mask_word_spans(ids, lengths, starts, rng=rng, mask_id=MASK)
+    assert num_inserts == int((lengths == 0).sum()) > 0
+    assert np.array_equal(got, corruption.insert_tokens(out, num_inserts, rng=rng, mask_id=MASK))
 
 
 def test_truncated_poisson_pmf():
