@@ -12,14 +12,15 @@ One instance is
 with ``len(input_ids) <= max_seq_length``, so A and B together hold at most
 ``max_num_tokens = max_seq_length - 3`` tokens. The NSP label is ``is_random_next``
 (``NSPInstance.next_sentence_label``: 1 = NotNext, 0 = IsNext).
+
+The library's ``minilm.data.create_nsp_instances`` walks each document as BERT's
+``create_instances_from_document`` does — a target length per document, sentences gathered into a
+chunk until it reaches the target — and calls the three pieces of this task for each full chunk:
+``nsp_pair`` (segments A and B, IsNext or NotNext), ``truncate_seq_pair`` and ``pair_layout``.
 """
 from __future__ import annotations
 
 from autograd.errors import MiniLMError
-# NSPInstance is the record returned below. library_truncate_seq_pair is the kit's binding of the
-# truncate_seq_pair slot: create_nsp_instances calls it, so that in the graded tests it runs the
-# reference and a mistake in one slot does not fail the other.
-from minilm.data.nsp import NSPInstance, truncate_seq_pair as library_truncate_seq_pair
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, *, rng):
@@ -55,102 +56,70 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, *, rng):
     # END SOLUTION
 
 
-def _clean_documents(documents, max_seq_length, cls_id, sep_id) -> list[list[list[int]]]:
-    """Check the arguments; return the documents as new lists of ints, dropping empty sentences
-    and then empty documents (as BERT's reader does)."""
-    if int(max_seq_length) != max_seq_length or max_seq_length < 5:
-        raise MiniLMError(f"create_nsp_instances: max_seq_length={max_seq_length!r}: expected a whole "
-                          "number >= 5 ([CLS] A [SEP] B [SEP] with at least 2 tokens of A and B)")
-    if cls_id is None or sep_id is None:
-        raise MiniLMError("create_nsp_instances: pass cls_id= and sep_id= (the [CLS] and [SEP] ids)")
-    docs = []
-    for d, doc in enumerate(documents):
-        sentences = [[int(t) for t in s] for s in doc]
-        for s, ids in enumerate(sentences):
-            if any(t < 0 for t in ids):
-                raise MiniLMError(f"create_nsp_instances: document {d}, sentence {s} has a negative id "
-                                  f"{min(ids)}: expected token ids >= 0")
-        sentences = [s for s in sentences if s]
-        if sentences:
-            docs.append(sentences)
-    if len(docs) < 2:
-        raise MiniLMError(f"create_nsp_instances: {len(docs)} non-empty document(s): NotNext pairs take "
-                          "segment B from another document, so at least 2 are needed")
-    return docs
+def nsp_pair(chunk, documents, doc_index, *, target, rng):
+    """Task 5.3: segments A and B of one full chunk, IsNext or NotNext (BERT's ``create_instances_from_document``).
 
+    ``chunk``: the sentences gathered so far (a non-empty list of lists of ids), in document order;
+    ``documents``: every document (lists of sentences); ``doc_index``: the chunk's document;
+    ``target``: the document's target length in tokens (A and B together).
 
-def create_nsp_instances(documents, *, max_seq_length, rng, short_seq_prob=0.1, cls_id=None, sep_id=None):
-    """Task 5.3: BERT's sentence-pair instances (``create_instances_from_document``) for every document.
+    1. ``a_end = 1`` if the chunk has one sentence, else ``rng.integers(1, len(chunk))`` (1 ..
+       len-1). Segment A = the sentences ``chunk[:a_end]``, concatenated.
+    2. **NotNext** if the chunk has one sentence, or else if ``rng.random() < 0.5``.
+       Draw a random document index (``rng.integers(len(documents))``) up to 10 times until it is
+       not ``doc_index`` (BERT's loop); start at a random sentence of it
+       (``rng.integers(len(that_doc))``) and concatenate sentences until B has at least
+       ``target - len(A)`` tokens or that document ends. The chunk's unused sentences
+       ``chunk[a_end:]`` must be **put back** — read again by the caller, who steps its sentence
+       index back by ``put_back = len(chunk) - a_end``.
+       **IsNext** otherwise: B = the sentences ``chunk[a_end:]``, concatenated; ``put_back = 0``.
 
-    For each document, in order (``documents[i]``, a list of sentences of ids):
+    Returns ``(tokens_a, tokens_b, is_random_next, put_back)``: two new lists of ids, a bool, an int.
+    Draw from ``rng`` in the order above (a_end, the coin, the documents, the start sentence), so that
+    the kit gives the same numbers on your code as on the reference.
 
-    1. ``max_num_tokens = max_seq_length - 3``. The target length is ``max_num_tokens``, except with
-       probability ``short_seq_prob`` (``rng.random() < short_seq_prob``) it is
-       ``rng.integers(2, max_num_tokens + 1)`` — one draw per document, to also train short inputs.
-    2. Walk the sentences with an index ``i``, appending each to a ``chunk``. When the document ends
-       or the chunk's total length reaches the target (``>=``), emit one instance from the chunk,
-       then empty it:
-       a. ``a_end = 1`` if the chunk has one sentence, else ``rng.integers(1, len(chunk))``
-          (1 .. len-1). Segment A = the sentences ``chunk[:a_end]``, concatenated.
-       b. **NotNext** if the chunk has one sentence, or else if ``rng.random() < 0.5``.
-          Draw a random document index (``rng.integers(len(documents))``) up to 10 times until it is
-          not the current document (BERT's loop; drawing directly among the other documents is fine
-          too); start at a random sentence of it (``rng.integers(len(that_doc))``) and
-          concatenate sentences until B has at least ``target - len(A)`` tokens or that document
-          ends. The chunk's unused sentences ``chunk[a_end:]`` are **put back**: step the sentence
-          index back by ``len(chunk) - a_end`` so they are read again.
-          **IsNext** otherwise: B = the sentences ``chunk[a_end:]``, concatenated.
-       c. ``A, B = truncate_seq_pair(A, B, max_num_tokens, rng=rng)`` — call
-          ``library_truncate_seq_pair`` (imported above), the kit's binding of that slot.
-       d. Emit ``NSPInstance(input_ids=[cls_id] + A + [sep_id] + B + [sep_id],
-          segment_ids=[0] * (len(A) + 2) + [1] * (len(B) + 1), is_random_next=...)``.
-
-    ``documents`` have already been checked and cleaned (no empty sentences or documents, at least
-    two documents). Returns the list of instances, document by document (BERT shuffles them
-    afterwards and repeats the whole pass ``dupe_factor`` times; callers do that).
-
-    The graded tests check the layout and segment ids (the first [SEP] is segment 0), that no
-    instance is longer than ``max_seq_length``, that IsNext pairs are A then the text that follows
-    it in the same document and NotNext pairs take B from another document, the put-back, that chunks
-    fill up to the target length, and that NotNext is chosen about half of the time when the chunk
-    has two or more sentences.
+    The graded tests check that A is the first a_end sentences with a_end uniform in 1 .. len-1,
+    that IsNext pairs are A then the rest of the chunk, that NotNext pairs take whole sentences of
+    another document up to the target and put the rest of the chunk back, that a one-sentence chunk
+    is NotNext, and that NotNext is chosen about half of the time otherwise.
     """
-    documents = _clean_documents(documents, max_seq_length, cls_id, sep_id)
+    if not chunk or doc_index not in range(len(documents)):  # given: checks
+        raise MiniLMError(f"nsp_pair: a chunk of {len(chunk)} sentences from document {doc_index} of "
+                          f"{len(documents)}: expected at least one sentence and a valid document index")
     # BEGIN SOLUTION
-    max_num_tokens = max_seq_length - 3
-    instances = []
-    for doc_index, document in enumerate(documents):
-        target = max_num_tokens
-        if rng.random() < short_seq_prob:
-            target = int(rng.integers(2, max_num_tokens + 1))
-        chunk, chunk_length, i = [], 0, 0
-        while i < len(document):
-            chunk.append(document[i])
-            chunk_length += len(document[i])
-            if i == len(document) - 1 or chunk_length >= target:
-                a_end = 1 if len(chunk) == 1 else int(rng.integers(1, len(chunk)))
-                tokens_a = [t for sentence in chunk[:a_end] for t in sentence]
-                tokens_b = []
-                is_random_next = len(chunk) == 1 or rng.random() < 0.5
-                if is_random_next:
-                    for _ in range(10):
-                        other = int(rng.integers(len(documents)))
-                        if other != doc_index:
-                            break
-                    other_doc = documents[other]
-                    for sentence in other_doc[int(rng.integers(len(other_doc))):]:
-                        tokens_b.extend(sentence)
-                        if len(tokens_b) >= target - len(tokens_a):
-                            break
-                    i -= len(chunk) - a_end  # put the unused sentences back
-                else:
-                    tokens_b = [t for sentence in chunk[a_end:] for t in sentence]
-                tokens_a, tokens_b = library_truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng=rng)
-                instances.append(NSPInstance(
-                    input_ids=[cls_id] + tokens_a + [sep_id] + tokens_b + [sep_id],
-                    segment_ids=[0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1),
-                    is_random_next=bool(is_random_next)))
-                chunk, chunk_length = [], 0
-            i += 1
-    return instances
+    a_end = 1 if len(chunk) == 1 else int(rng.integers(1, len(chunk)))
+    tokens_a = [t for sentence in chunk[:a_end] for t in sentence]
+    tokens_b, put_back = [], 0
+    is_random_next = len(chunk) == 1 or rng.random() < 0.5
+    if is_random_next:
+        for _ in range(10):
+            other = int(rng.integers(len(documents)))
+            if other != doc_index:
+                break
+        other_doc = documents[other]
+        for sentence in other_doc[int(rng.integers(len(other_doc))):]:
+            tokens_b.extend(sentence)
+            if len(tokens_b) >= target - len(tokens_a):
+                break
+        put_back = len(chunk) - a_end  # the unused sentences are read again
+    else:
+        tokens_b = [t for sentence in chunk[a_end:] for t in sentence]
+    return tokens_a, tokens_b, bool(is_random_next), put_back
+    # END SOLUTION
+
+
+def pair_layout(tokens_a, tokens_b, *, cls_id, sep_id):
+    """Task 5.3: BERT's input layout of a sentence pair. Returns ``(input_ids, segment_ids)``, two new lists::
+
+        input_ids   = [CLS]  a1 a2 ... [SEP]  b1 b2 ... [SEP]
+        segment_ids =   0    0  0  ...   0     1  1  ...   1
+
+    ``[CLS]``, A and the FIRST ``[SEP]`` are segment 0; B and the last ``[SEP]`` segment 1. Both
+    lists have ``len(tokens_a) + len(tokens_b) + 3`` entries. The graded tests check the layout and
+    the segment ids, on empty and non-empty segments.
+    """
+    # BEGIN SOLUTION
+    input_ids = [cls_id] + list(tokens_a) + [sep_id] + list(tokens_b) + [sep_id]
+    segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+    return input_ids, segment_ids
     # END SOLUTION

@@ -1,5 +1,7 @@
-"""Graded tests of Task 5.3: truncate_seq_pair and BERT's NSP instances (google-research/bert
-``create_instances_from_document``).
+"""Graded tests of Task 5.3: truncate_seq_pair, pair_layout and nsp_pair, the pieces of BERT's NSP
+instances (google-research/bert ``create_instances_from_document``). The library's
+``minilm.data.create_nsp_instances``, which walks the documents and calls them, is tested in
+tests/models/test_nsp_instances.py.
 
 Every token id of the test corpora is unique, so each token of an instance can be traced back to its
 document and its position there. Statistics use fixed seeds and >= 10,000 draws, with 4-sigma bounds.
@@ -73,7 +75,25 @@ def test_truncate_cuts_front_or_back_with_probability_one_half_per_token(impl):
         f"variance of the front cuts {k.var():.3f}, expected 1.25 (one draw per removed token)"
 
 
-# ----------------------------------------------------------------------------- create_nsp_instances
+# ----------------------------------------------------------------------------- pair_layout
+
+@pytest.mark.task5_3
+@pytest.mark.points(2)
+def test_pair_layout_and_segment_ids(impl):
+    layout = impl(MOD).pair_layout
+    for a, b in (([10, 11, 12], [20, 21]), ([10], [20, 21, 22, 23]), ([], [20]), ([10], [])):
+        a_in, b_in = list(a), list(b)
+        ids, seg = layout(a_in, b_in, cls_id=CLS, sep_id=SEP)
+        want = [CLS] + a + [SEP] + b + [SEP]
+        assert list(ids) == want, f"A={a}, B={b}: input_ids should be [CLS] A [SEP] B [SEP] = {want}, got {list(ids)}"
+        want_seg = [0] * (len(a) + 2) + [1] * (len(b) + 1)
+        assert list(seg) == want_seg, (
+            f"A={a}, B={b}: segment ids {list(seg)}, expected {want_seg} (0 for [CLS], A and the FIRST [SEP]; "
+            "1 for B and the last [SEP])")
+        assert a_in == a and b_in == b, "pair_layout modified its inputs"
+
+
+# ----------------------------------------------------------------------------- nsp_pair
 
 def make_corpus(rng, n_docs, n_sentences, sentence_len):
     """Documents of unique ids; ``where[id] = (document, position in its token stream, sentence)``."""
@@ -92,127 +112,109 @@ def make_corpus(rng, n_docs, n_sentences, sentence_len):
     return docs, where
 
 
-def split(inst):
-    """(A, B) of an instance, after checking the [CLS] A [SEP] B [SEP] layout."""
-    ids = list(inst.input_ids)
-    assert ids[0] == CLS and ids[-1] == SEP, f"expected [CLS] ... [SEP], got {ids}"
-    seps = [i for i, t in enumerate(ids) if t == SEP]
-    assert len(seps) == 2, f"expected exactly two [SEP], got {ids}"
-    a, b = ids[1:seps[0]], ids[seps[0] + 1:-1]
-    assert a and b, f"segment A or B is empty: {ids}"
-    return a, b
+def pairs(impl, docs, seed, n, chunk_sentences=(1, 6), target=30):
+    """``n`` calls of nsp_pair on chunks of consecutive sentences of random documents:
+    yields (chunk, doc_index, first sentence index, (A, B, is_random_next, put_back))."""
+    rng = np.random.default_rng(seed)
+    nsp_pair = impl(MOD).nsp_pair
+    for _ in range(n):
+        d = int(rng.integers(len(docs)))
+        k = min(len(docs[d]), int(rng.integers(chunk_sentences[0], chunk_sentences[1] + 1)))
+        first = int(rng.integers(len(docs[d]) - k + 1))
+        chunk = [list(s) for s in docs[d][first:first + k]]
+        before = copy.deepcopy(chunk)
+        out = nsp_pair(chunk, docs, d, target=target, rng=rng)
+        assert chunk == before, "nsp_pair modified the chunk"
+        yield chunk, d, first, out
 
 
-def instances(impl, docs, seed, **kw):
-    kw.setdefault("short_seq_prob", 0.1)
-    return impl(MOD).create_nsp_instances(docs, rng=np.random.default_rng(seed), cls_id=CLS, sep_id=SEP, **kw)
-
-
-@pytest.mark.task5_3
-@pytest.mark.points(2)
-def test_instance_layout_and_segment_ids(impl):
-    docs, _ = make_corpus(np.random.default_rng(0), 30, (1, 8), (1, 6))
-    before = copy.deepcopy(docs)
-    out = instances(impl, docs, 0, max_seq_length=24)
-    assert docs == before, "create_nsp_instances modified its input"
-    assert len(out) >= 30, f"30 documents should give at least 30 instances, got {len(out)}"
-    for inst in out:
-        a, b = split(inst)
-        want = [0] * (len(a) + 2) + [1] * (len(b) + 1)  # [CLS] A [SEP] -> 0;  B [SEP] -> 1
-        assert list(inst.segment_ids) == want, (
-            f"segment ids {list(inst.segment_ids)} for {list(inst.input_ids)}: expected {want} "
-            "(0 for [CLS], A and the first [SEP]; 1 for B and the last [SEP])")
-
-
-@pytest.mark.task5_3
-@pytest.mark.points(1)
-def test_no_instance_longer_than_max_seq_length(impl):
-    docs, _ = make_corpus(np.random.default_rng(1), 30, (1, 6), (4, 20))
-    for max_len in (8, 16, 40):
-        out = instances(impl, docs, max_len, max_seq_length=max_len)
-        lengths = [len(inst.input_ids) for inst in out]
-        assert max(lengths) <= max_len, f"an instance has {max(lengths)} tokens > max_seq_length={max_len}"
-        assert max(lengths) == max_len, \
-            (f"with long sentences some instance should be cut to exactly max_seq_length={max_len}, the longest "
-             f"has {max(lengths)}: fill the target length")  # long sentences: some instances are cut exactly to the limit
+def a_sentences(chunk, a):
+    """How many whole sentences of the chunk A is (asserts that A is a prefix of whole sentences)."""
+    for a_end in range(1, len(chunk) + 1):
+        if [t for s in chunk[:a_end] for t in s] == list(a):
+            return a_end
+    raise AssertionError(f"segment A {list(a)} is not the first sentences of the chunk {chunk}, concatenated")
 
 
 @pytest.mark.task5_3
 @pytest.mark.points(2)
-def test_isnext_continues_the_document_and_notnext_comes_from_another(impl):
-    docs, where = make_corpus(np.random.default_rng(2), 40, (2, 10), (1, 5))
-    out = instances(impl, docs, 2, max_seq_length=20)
-    kinds = set()
-    for inst in out:
-        a, b = split(inst)
-        doc_a = {where[t][0] for t in a}
-        doc_b = {where[t][0] for t in b}
-        assert len(doc_a) == 1, "segment A mixes documents"
-        if inst.is_random_next:
-            assert doc_b.isdisjoint(doc_a), \
-                "a NotNext instance (is_random_next=True) took B from A's own document"
-        else:
-            assert doc_b == doc_a, "an IsNext instance (is_random_next=False) took B from another document"
-            assert max(where[t][1] for t in a) < min(where[t][1] for t in b), "IsNext: B does not follow A"
-        kinds.add(inst.is_random_next)
-    assert kinds == {True, False}, \
-        f"over 40 documents there should be both IsNext and NotNext instances, got only is_random_next in {kinds}"
+def test_isnext_is_a_then_the_rest_of_the_chunk(impl):
+    docs, _ = make_corpus(np.random.default_rng(2), 40, (2, 10), (1, 5))
+    seen = 0
+    for chunk, _, _, (a, b, is_random_next, put_back) in pairs(impl, docs, 2, 2000, chunk_sentences=(2, 6)):
+        a_end = a_sentences(chunk, a)
+        assert a_end < len(chunk), f"A took all {len(chunk)} sentences of the chunk: a_end is at most len(chunk) - 1"
+        if not is_random_next:
+            seen += 1
+            want = [t for s in chunk[a_end:] for t in s]
+            assert list(b) == want, f"IsNext: B should be the rest of the chunk {want}, got {list(b)}"
+            assert put_back == 0, f"IsNext uses the whole chunk: put_back should be 0, got {put_back}"
+    assert seen > 500, f"only {seen} IsNext pairs in 2000 chunks of 2-6 sentences"
 
 
 @pytest.mark.task5_3
 @pytest.mark.points(2)
-def test_one_sentence_chunks_are_notnext_and_unused_sentences_are_put_back(impl):
-    # two short sentences per document, a large target: every chunk is [s0, s1] with a_end = 1.
-    # IsNext uses s1 as B; NotNext must put s1 back, which then forms a chunk alone -> NotNext.
-    docs, where = make_corpus(np.random.default_rng(3), 300, (2, 2), (2, 3))
-    out = instances(impl, docs, 3, max_seq_length=64, short_seq_prob=0.0)
-    by_doc = {}
-    for inst in out:
-        a, b = split(inst)
-        by_doc.setdefault(where[a[0]][0], []).append((a, b, inst.is_random_next))
-    assert sorted(by_doc) == list(range(len(docs))), "some document gave no instance"
-    for d, insts in by_doc.items():
-        s0, s1 = docs[d]
-        assert insts[0][0] == s0, "the first instance of a document should start with its first sentence"
-        if insts[0][2]:  # NotNext: s1 was put back and makes a second, one-sentence chunk
-            assert len(insts) == 2 and insts[1][0] == s1, (
-                "after a NotNext pair the unused sentence must be put back and used as A")
-            assert insts[1][2], "a chunk of one sentence must be NotNext"
-        else:
-            assert len(insts) == 1 and insts[0][1] == s1, \
-                ("an IsNext pair from a two-sentence chunk must be A = s0, B = s1, and the document gives "
-                 "no other instance")
+def test_notnext_takes_b_from_another_document_and_puts_the_rest_back(impl):
+    docs, where = make_corpus(np.random.default_rng(3), 40, (2, 10), (1, 5))
+    seen = 0
+    for chunk, d, _, (a, b, is_random_next, put_back) in pairs(impl, docs, 3, 2000):
+        a_end = a_sentences(chunk, a)
+        if len(chunk) == 1:
+            assert is_random_next, "a chunk of one sentence has no next sentence: it must be NotNext"
+        if not is_random_next:
+            continue
+        seen += 1
+        assert put_back == len(chunk) - a_end, (
+            f"NotNext with A = {a_end} of the chunk's {len(chunk)} sentences: the other "
+            f"{len(chunk) - a_end} must be put back (read again), got put_back={put_back}")
+        other = {where[t][0] for t in b}
+        assert len(other) == 1 and d not in other, \
+            f"NotNext: B should come from ONE other document than {d}, it comes from {sorted(other)}"
+        o = other.pop()
+        first = where[b[0]][2]
+        want = [t for s in docs[o][first:] for t in s][:len(b)]
+        assert where[b[0]][1] == sum(len(s) for s in docs[o][:first]) and list(b) == want, \
+            "NotNext: B should be whole consecutive sentences of the other document, from a sentence start"
+        assert where[b[-1]][1] == sum(len(s) for s in docs[o][:where[b[-1]][2] + 1]) - 1, \
+            "NotNext: B should end at a sentence end (whole sentences only)"
+    assert seen > 500, f"only {seen} NotNext pairs in 2000 chunks"
 
 
 @pytest.mark.task5_3
 @pytest.mark.points(2)
 def test_notnext_half_of_the_time_when_there_is_a_choice(impl):
-    docs, where = make_corpus(np.random.default_rng(4), 10_000, (2, 2), (2, 3))
-    out = instances(impl, docs, 4, max_seq_length=64, short_seq_prob=0.0)
-    # the instances whose A is a document's first sentence came from a two-sentence chunk
-    first = [inst.is_random_next for inst in out if where[split(inst)[0][0]][1] == 0]
-    n = len(first)
-    assert n == len(docs), \
-        (f"every one of the {len(docs)} two-sentence documents should give one instance starting at its first "
-         f"sentence, got {n}")
-    share = np.mean(first)
+    docs, _ = make_corpus(np.random.default_rng(4), 50, (3, 6), (2, 3))
+    draws = [out[2] for _, _, _, out in pairs(impl, docs, 4, 20_000, chunk_sentences=(2, 3))]
+    share, n = np.mean(draws), len(draws)
     assert abs(share - 0.5) < 4 * np.sqrt(0.25 / n), \
-        f"NotNext share {share:.3f} among the chunks of two sentences, expected 0.5"
+        f"NotNext share {share:.3f} among {n} chunks of two or more sentences, expected 0.5"
 
 
 @pytest.mark.task5_3
 @pytest.mark.points(1)
-def test_chunks_fill_up_to_the_target_length(impl):
-    docs, where = make_corpus(np.random.default_rng(5), 40, (40, 40), (3, 3))
-    out = instances(impl, docs, 5, max_seq_length=32, short_seq_prob=0.0)
-    full = [len(i.input_ids) for i in out]
-    # 10 sentences of 3 tokens reach the target of 29: almost every instance is exactly 32 long
-    assert np.mean(np.array(full) == 32) > 0.7, \
-        f"instance lengths {sorted(full)[:20]}...: the chunks do not fill up to the target"
-    # A is chunk[:a_end] with a_end uniform in 1 .. len(chunk) - 1, so with chunks of up to 10
-    # sentences A has about 4 to 5 sentences on average (not always 1, not always all but one)
-    n_a = np.mean([len({where[t][2] for t in split(i)[0]}) for i in out])
-    assert 2.5 < n_a < 6, \
-        f"segment A has {n_a:.2f} sentences on average: is a_end uniform in 1 .. len(chunk) - 1?"
-    short = [len(i.input_ids) for i in instances(impl, docs, 5, max_seq_length=32, short_seq_prob=1.0)]
-    assert np.mean(short) < 0.75 * np.mean(full), "short_seq_prob=1.0 should give shorter targets"
+def test_notnext_b_stops_once_it_reaches_the_target(impl):
+    docs, where = make_corpus(np.random.default_rng(5), 30, (10, 20), (2, 4))
+    for target in (6, 15, 40):
+        for chunk, _, _, (a, b, is_random_next, _) in pairs(impl, docs, target, 500, chunk_sentences=(1, 1),
+                                                           target=target):
+            o, last = where[b[-1]][0], where[b[-1]][2]
+            ended = last == len(docs[o]) - 1
+            assert len(b) >= target - len(a) or ended, \
+                (f"target {target}, A of {len(a)} tokens: B has {len(b)} tokens although its document goes on; "
+                 f"add sentences until B has at least target - len(A) = {target - len(a)}")
+            assert len(b) - len(docs[o][last]) < target - len(a), \
+                (f"target {target}, A of {len(a)} tokens: B has {len(b)} tokens, a whole sentence more than needed: "
+                 "stop as soon as B reaches target - len(A)")
+
+
+@pytest.mark.task5_3
+@pytest.mark.points(1)
+def test_a_end_is_uniform_over_one_to_len_minus_one(impl):
+    docs, _ = make_corpus(np.random.default_rng(6), 30, (5, 8), (1, 3))
+    ends = [a_sentences(chunk, out[0]) for chunk, _, _, out in pairs(impl, docs, 6, 8000, chunk_sentences=(5, 5))]
+    counts = np.bincount(ends, minlength=6)[1:]
+    assert counts[4] == 0, "A took all 5 sentences of a chunk: a_end is rng.integers(1, len(chunk)), at most len - 1"
+    expected = len(ends) / 4
+    chi2 = float(((counts[:4] - expected) ** 2 / expected).sum())
+    assert chi2 < 3 + 6 * np.sqrt(6), \
+        f"a_end over 1..4 for chunks of 5 sentences: counts {counts[:4].tolist()}, expected about {expected:.0f} each"
