@@ -5,7 +5,7 @@
 S = X for self-attention; S = the encoder's output for cross-attention. The lessons live in the task
 slots: scaled dot-product attention with masks (Task 3.1, ``solutions/task03_transformer/attention.py``)
 and splitting/merging heads (Task 3.2, ``solutions/task03_transformer/heads.py``). This module holds
-the parameters and calls them.
+the parameters and runs the formula: ``MultiHeadAttention.forward`` calls the slots in its order.
 
 Parameter names follow Hugging Face's BART/Llama layout (``q_proj``, ``k_proj``, ``v_proj``,
 ``out_proj``, each a Linear C → C), which maps one-to-one onto BERT's query/key/value/output.dense
@@ -25,7 +25,6 @@ scaled_dot_product_attention = tasks.bind("task03_transformer.attention", "scale
 # Task 3.2: solutions/task03_transformer/heads.py
 split_heads = tasks.bind("task03_transformer.heads", "split_heads")
 merge_heads = tasks.bind("task03_transformer.heads", "merge_heads")
-multi_head_forward = tasks.bind("task03_transformer.heads", "multi_head_forward")
 
 
 class MultiHeadAttention(nn.Module):
@@ -63,7 +62,12 @@ class MultiHeadAttention(nn.Module):
     def forward(self, x, mask=None, kv=None, bias=None):
         """x (B, Tq, C); kv None (self-attention) or (B, Tk, C) (cross-attention); mask a boolean
         array broadcastable to (B, H, Tq, Tk), True = may attend; bias an additive score tensor
-        broadcastable to (B, H, Tq, Tk). Returns (B, Tq, C)."""
+        broadcastable to (B, H, Tq, Tk). Returns (B, Tq, C).
+
+        The steps of §3.2.2: the queries come from x, the keys and values from the sequence S they
+        answer from — x itself, or the encoder's output ``kv`` (the decoder asks, the encoder
+        answers); each is projected and split into H heads (Task 3.2), every head attends at once
+        (Task 3.1), and the heads are merged and projected by W_O."""
         if x.ndim != 3 or x.shape[-1] != self.n_embd:
             raise ShapeError(f"MultiHeadAttention: x of shape {x.shape}, expected (B, T, {self.n_embd})")
         B, Tq, _ = x.shape
@@ -74,8 +78,14 @@ class MultiHeadAttention(nn.Module):
                                  f"expected ({B}, Tk, {self.n_embd})")
             Tk = kv.shape[1]
         mask = check_mask("MultiHeadAttention", mask, (B, self.n_head, Tq, Tk))
-        y, probs = multi_head_forward(self, x, kv=kv, mask=mask, bias=bias)  # (B, Tq, C), (B, H, Tq, Tk)
+        source = x if kv is None else kv                          # S: x, or the encoder's output
+        q = split_heads(self.q_proj(x), self.n_head)              # (B, H, Tq, d)
+        k = split_heads(self.k_proj(source), self.n_head)         # (B, H, Tk, d)
+        v = split_heads(self.v_proj(source), self.n_head)         # (B, H, Tk, d)
+        out, probs = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias, scale=self.scale,
+                                                  dropout=self.attn_dropout)  # (B, H, Tq, d), (B, H, Tq, Tk)
         self.last_attention = probs.data
+        y = self.out_proj(merge_heads(out))                       # (B, Tq, C)
         return self.resid_dropout(y)
 
     def extra_repr(self):

@@ -29,8 +29,8 @@ def pre_ln_forward(block, x, mask=None, enc=None, enc_mask=None, bias=None):
     ``block.mlp(h)``, ``block.ln1(h)``. Each returns one Tensor of the shape of ``h``, (B, T, C).
     ``block.attn(...)`` and ``block.cross_attn(...)`` return the sublayer's output only: the heads'
     attention output after the output projection ``out_proj`` (and dropout), with no residual
-    added, and not a tuple (Task 3.2's ``multi_head_forward`` returns ``(y, probs)``; the module
-    keeps ``y`` and stores the weights (B, H, T, T) in ``block.attn.last_attention``).
+    added, and not a tuple (the module stores the attention weights (B, H, T, T) in
+    ``block.attn.last_attention``).
     Shapes: x (B, T, C), enc (B, Tk, C); returns (B, T, C).
     Run the cross-attention sublayer only when ``block.cross_attn is not None``.
 

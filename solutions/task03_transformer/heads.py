@@ -11,12 +11,15 @@ every position by head; *merging* undoes it before the output projection W_O.
 **encoder's output** for the cross-attention of an encoder–decoder (T5, BART): the decoder asks
 (queries), the encoder answers (keys, values).
 
+This task writes the two reshapes. ``MultiHeadAttention.forward`` (``minilm/blocks/attention.py``)
+runs the formula with them: project (queries from X, keys and values from S), ``split_heads``,
+Task 3.1's scaled dot-product attention on every head at once, ``merge_heads``, then W_O.
+
 Letters: B batch, T time, Tq queries, Tk keys, C channels (n_embd), H heads, d = C / H.
 """
 from __future__ import annotations
 
 from autograd.errors import ShapeError
-from minilm.blocks import attention as _lib  # the library's bound slots (never another slot directly)
 
 
 def split_heads(x, n_head):
@@ -29,7 +32,10 @@ def split_heads(x, n_head):
     of the sequence, i.e. whole positions mixed together.
 
     Raise ``ShapeError`` if C is not divisible by ``n_head``. The graded tests check every element
-    against the definition above and that merge_heads(split_heads(x)) == x.
+    against the definition above, that merge_heads(split_heads(x)) == x (gradient included: use
+    Tensor ops, not ``.data``), and that one attention over the split queries, keys and values,
+    merged, equals the paper's Concat(head₁, …, head_H) — for self-attention, and for
+    cross-attention, where the keys and values have their own length Tk ≠ Tq.
     """
     B, T, C = x.shape
     if C % n_head:
@@ -48,41 +54,3 @@ def merge_heads(x):
     return x.transpose(0, 2, 1, 3).reshape(B, T, H * d)      # (B, T, H, d) -> (B, T, C)
     # END SOLUTION
 
-
-def multi_head_forward(attn, x, kv=None, mask=None, bias=None):
-    """Task 3.2: the forward pass of a ``MultiHeadAttention`` module ``attn``; returns ``(y, probs)``.
-
-    ``attn`` (see ``minilm/blocks/attention.py``) provides:
-        attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj   Linear layers (C → C)
-        attn.n_head                                             H
-        attn.scale                                              True: divide the scores by √d
-        attn.attn_dropout                                       a Dropout module for the weights
-    Inputs: x (B, Tq, C) — the queries' sequence; kv None (self-attention) or (B, Tk, C), the
-    encoder output (cross-attention); mask, bias as in Task 3.1.
-    Returns y (B, Tq, C) = out_proj(merged heads) and probs (B, H, Tq, Tk), the attention weights.
-
-    Steps:
-        1. source = x for self-attention, kv for cross-attention
-        2. q = split_heads(q_proj(x)); k = split_heads(k_proj(source)); v = split_heads(v_proj(source))
-        3. out, probs = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias,
-                                                     scale=attn.scale, dropout=attn.attn_dropout)
-        4. y = out_proj(merge_heads(out))
-
-    Call the attention of step 3 as ``_lib.scaled_dot_product_attention`` (the library's binding
-    of Task 3.1), not a copy of it. In a student release that binding runs your own Task 3.1 (there
-    is no reference code to run instead), so this task's tests can only pass once Task 3.1 works;
-    while Task 3.1 is a stub, ``minilm grade`` shows this task as blocked by Task 3.1.
-
-    The graded tests check y and probs against a direct computation for self- and cross-attention
-    (Tq ≠ Tk: keys and values must come from ``kv``, queries from ``x``).
-    """
-    # BEGIN SOLUTION
-    source = x if kv is None else kv                        # cross-attention: K, V from the encoder
-    q = split_heads(attn.q_proj(x), attn.n_head)            # (B, H, Tq, d)
-    k = split_heads(attn.k_proj(source), attn.n_head)       # (B, H, Tk, d)
-    v = split_heads(attn.v_proj(source), attn.n_head)       # (B, H, Tk, d)
-    out, probs = _lib.scaled_dot_product_attention(q, k, v, mask=mask, bias=bias, scale=attn.scale,
-                                                   dropout=attn.attn_dropout)
-    y = attn.out_proj(merge_heads(out))                     # (B, Tq, C)
-    return y, probs
-    # END SOLUTION

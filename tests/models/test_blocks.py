@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import autograd.functional as F
-from autograd import Tensor, gradcheck, set_backend, get_backend
+from autograd import Tensor, gradcheck, set_backend, get_backend, tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm.blocks import (Block, FeedForward, LearnedPositionEmbedding, MultiHeadAttention,
                            RelativePositionBias, SegmentEmbedding, causal_mask, embed_inputs, padding_mask,
@@ -86,6 +86,40 @@ def test_multi_head_attention_shapes_and_last_attention():
     assert names == ["q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias", "v_proj.weight",
                      "v_proj.bias", "out_proj.weight", "out_proj.bias"]
     assert len(MultiHeadAttention(16, 4, rng=rng, bias=False).parameters()) == 4
+
+
+def _mha_reference(mha, x, kv, mask):
+    """The multi-head attention of ``mha`` written out in NumPy (Vaswani et al. 2017, §3.2.2)."""
+    def lin(layer, a):
+        return a @ layer.weight.data.T + layer.bias.data
+    B, Tq, C = x.shape
+    src = x if kv is None else kv
+    H, d = mha.n_head, C // mha.n_head
+
+    def split(a):
+        return a.reshape(B, a.shape[1], H, d).transpose(0, 2, 1, 3)
+    q, k, v = split(lin(mha.q_proj, x)), split(lin(mha.k_proj, src)), split(lin(mha.v_proj, src))
+    s = np.where(mask, q @ k.transpose(0, 1, 3, 2) / math.sqrt(d), -np.inf)
+    att = np.exp(s - s.max(-1, keepdims=True))
+    att /= att.sum(-1, keepdims=True)
+    return lin(mha.out_proj, (att @ v).transpose(0, 2, 1, 3).reshape(B, Tq, C)), att
+
+
+@pytest.mark.parametrize("Tk", [None, 6], ids=["self", "cross"])
+def test_multi_head_attention_is_the_papers_formula(Tk):
+    """Queries from x; keys and values from x (self-attention) or from the encoder's output kv (cross)."""
+    rng = np.random.default_rng(8)
+    mha = MultiHeadAttention(12, 3, rng=rng).to(np.float64)
+    x = rng.standard_normal((2, 3, 12))
+    enc = None if Tk is None else rng.standard_normal((2, Tk, 12))
+    mask = causal_mask(3) if Tk is None else padding_mask(np.array([[1] * Tk, [1] * 4 + [0] * (Tk - 4)]))
+    with tasks.trace() as seen:
+        y = mha(Tensor(x), mask=mask, kv=None if enc is None else Tensor(enc))
+    assert {("task03_transformer.heads", "split_heads"), ("task03_transformer.heads", "merge_heads"),
+            ("task03_transformer.attention", "scaled_dot_product_attention")} <= seen
+    want_y, want_att = _mha_reference(mha, x, enc, mask)
+    np.testing.assert_allclose(mha.last_attention, want_att, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(y.data, want_y, rtol=1e-10, atol=1e-12)
 
 
 def test_multi_head_attention_errors():
