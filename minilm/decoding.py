@@ -5,7 +5,8 @@ The rules are task slots:
 
 * Task 4.2 (``solutions/task04_gpt/decoding.py``): ``greedy``, ``apply_temperature``,
   ``top_k_filter``, ``top_p_filter`` (Hugging Face's rule: the token that crosses p is kept) and
-  ``sample_next`` (temperature → top-k → top-p → sample);
+  ``sample_token`` (one draw per row from the filtered logits), which :func:`sample_next` chains:
+  temperature → top-k → top-p → sample;
 * Task 4.3 (``solutions/task04_gpt/beam_search.py``): ``beam_search(step_fn, start_ids, *,
   num_beams, max_new_tokens, eos_id, length_penalty)`` with ``step_fn(ids (N, t)) -> log-probs
   (N, V)``, so any decoder (GPT, T5, BART) can use it.
@@ -33,11 +34,31 @@ greedy = tasks.bind("task04_gpt.decoding", "greedy")
 apply_temperature = tasks.bind("task04_gpt.decoding", "apply_temperature")
 top_k_filter = tasks.bind("task04_gpt.decoding", "top_k_filter")
 top_p_filter = tasks.bind("task04_gpt.decoding", "top_p_filter")
-sample_next = tasks.bind("task04_gpt.decoding", "sample_next")
+sample_token = tasks.bind("task04_gpt.decoding", "sample_token")
 # Task 4.3: solutions/task04_gpt/beam_search.py
 beam_search = tasks.bind("task04_gpt.beam_search", "beam_search")
 
 _argmax = greedy  # generate_tokens has a ``greedy`` flag that hides the name
+
+
+def sample_next(logits, *, rng, temperature: float = 1.0, top_k: int | None = None,
+                top_p: float | None = None) -> np.ndarray:
+    """Draw the next token of each row: temperature → top-k → top-p → sample, the order of
+    openai/gpt-2's src/sample.py and of transformers' logits warpers (``TemperatureLogitsWarper``,
+    then ``TopKLogitsWarper``, then ``TopPLogitsWarper``). logits (V,) → a 0-d int64 array;
+    (N, V) → (N,), one independent draw per row with ``rng``.
+
+    Why the temperature comes first: dividing by T keeps the order of the logits, so top-k keeps
+    the same tokens either way, but top-p counts probability mass, and T moves it. p is meant as a
+    share of the distribution the token is drawn from, which is softmax(z / T): at T = 3,
+    probabilities [.5, .3, .15, .05] flatten to ≈ [.34, .28, .22, .16] and p = 0.7 needs three
+    tokens, where filtering before the division would keep two; at T = 0.4 they sharpen to
+    ≈ [.75, .21, .04, .00] and p = 0.7 keeps one.
+    """
+    z = apply_temperature(logits, temperature)
+    z = top_k_filter(z, top_k)
+    z = top_p_filter(z, top_p)
+    return sample_token(z, rng=rng)
 
 
 def generate_tokens(next_logits, idx, max_new_tokens: int, *, rng=None, temperature: float = 1.0,

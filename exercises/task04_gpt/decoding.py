@@ -12,9 +12,10 @@ A language model gives, at each step, logits z (V,) over the vocabulary. How to 
   (``TopPLogitsWarper``, src/transformers/generation/logits_process.py) keeps the token that
   *crosses* p: probabilities [.5, .3, .15, .05] with p = 0.7 keep two tokens (.5 alone is below
   0.7). The GPT-2 repository (openai/gpt-2, src/sample.py) dropped it and kept one.
-* **sampling** applies them in the order of GPT-2 and Hugging Face:
-  temperature → top-k → top-p → sample.
+* **sampling**: draw a token from softmax(z) of the filtered logits.
 
+The library's ``minilm.decoding.sample_next`` chains them in the order of GPT-2 and Hugging Face,
+temperature → top-k → top-p → ``sample_token`` (its docstring says why the temperature comes first).
 Filtered tokens get −∞ (HF's ``filter_value``): softmax gives them probability exactly 0.
 
 All functions take NumPy logits (V,) or (N, V) and return new arrays; none modifies its input.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm import decoding as _lib  # the library's bound slots (sample_next calls these)
 
 
 def greedy(logits):
@@ -91,26 +91,20 @@ def top_p_filter(logits, p, min_tokens_to_keep=1):
     raise NotImplementedError("Task 4.2: top_p_filter")
 
 
-def sample_next(logits, *, rng, temperature=1.0, top_k=None, top_p=None):
-    """Task 4.2: draw the next token of each row: temperature → top-k → top-p → softmax → sample.
+def sample_token(logits, *, rng):
+    """Task 4.2: draw one token from each row of ``softmax(logits)``, using only ``rng``.
 
-    logits (V,) → a 0-d int64 array; (N, V) → (N,) int64, one independent draw per row, using
-    only ``rng`` (a numpy.random.Generator) for randomness.
+    logits (V,) → a 0-d int64 array; (N, V) → (N,) int64, one independent draw per row. The logits
+    arrive already divided by the temperature and filtered: an entry of −inf (removed by top-k or
+    top-p) has probability exactly 0 and is never drawn; every row has at least one finite entry.
 
-    The order matters: top-k does not care about the temperature (dividing by T keeps the order),
-    but top-p does — after dividing by T = 2 the distribution is flatter and more tokens are
-    needed to reach p. Temperature comes first.
+    Softmax each row (subtract the row max first: logits of 1000 must not overflow), then e.g.
+    inverse-CDF sampling: with u = rng.random((N, 1)), the token is the number of entries of the
+    row's cumulative sum that are ≤ u (divide the cumulative sum by its last entry first, so it
+    ends at exactly 1). ``rng.choice(V, p=row)`` per row also works.
 
-    Call the filters through ``_lib`` (``_lib.apply_temperature``, ``_lib.top_k_filter``,
-    ``_lib.top_p_filter``: the library's bindings), not directly. In a student release they run
-    your own filters above, so the tests of ``sample_next`` can only pass once those work.
-    For the draw: softmax each row (subtract the row max first), then e.g. inverse-CDF sampling:
-    with u = rng.random((N, 1)), the token is the number of entries of the row's cumulative
-    sum that are ≤ u (divide the cumulative sum by its last entry first, so it ends at exactly 1).
-    ``rng.choice(V, p=row)`` per row also works.
-
-    The graded tests check the sampled frequencies over many draws (≥ 10,000): plain sampling
-    matches softmax(z / T); with top-k or top-p nothing outside the kept set is ever drawn and the
-    kept tokens are renormalised; temperature is applied before top-p.
+    The graded tests check the sampled frequencies over many draws (≥ 10,000): they match softmax of
+    the logits (large ones too); a −inf entry is never drawn and the others are renormalised; each
+    row follows its own distribution with its own draw; the same ``rng`` seed gives the same tokens.
     """
-    raise NotImplementedError("Task 4.2: sample_next")
+    raise NotImplementedError("Task 4.2: sample_token")

@@ -38,8 +38,8 @@ What transformers' ``generate(do_sample=False, num_beams=1, max_new_tokens=N)`` 
 
 The loop is ``minilm.decoding.generate_tokens`` (the rules run as its ``process`` hook) and the
 choice Task 4.2's: ``greedy`` (argmax; ties to the lowest id, as ``torch.argmax``) or
-``sample_next`` (temperature → top-k → top-p → sample, with ``rng``). transformers' sampling defaults
-to top-k 50; here every filter is off unless asked for.
+``minilm.decoding.sample_next`` (temperature → top-k → top-p → ``sample_token``, with ``rng``).
+transformers' sampling defaults to top-k 50; here every filter is off unless asked for.
 
 No key/value cache: every step re-runs the decoder (or GPT-2) on the whole sequence so far, which
 gives the same numbers and is cheap at these sizes. Letters: B rows, t length so far, V vocabulary.

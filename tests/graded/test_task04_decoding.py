@@ -1,8 +1,9 @@
 """Graded tests of Task 4.2: greedy, temperature, top-k (ties kept), top-p (Hugging Face's rule: the
-crossing token is kept; ``TopPLogitsWarper``) and sampling in the order temperature → top-k → top-p → sample.
+crossing token is kept; ``TopPLogitsWarper``) and the draw from the filtered logits (``sample_token``).
 
 Sampling frequencies are measured over 20,000 draws with a fixed seed and must lie within 4
-standard errors of the expected probabilities.
+standard errors of the expected probabilities. The order temperature → top-k → top-p → sample is
+the library's (``minilm.decoding.sample_next``), tested in tests/models/test_decoding.py.
 """
 import numpy as np
 import pytest
@@ -23,13 +24,12 @@ def _kept(filtered):
     return np.isfinite(np.asarray(filtered))
 
 
-def _frequencies(sample_next, logits, **kw):
+def _frequencies(sample_token, logits, seed=0):
     """Counts of each token over N_DRAWS rows drawn in one call (one independent draw per row)."""
-    rng = np.random.default_rng(kw.pop("seed", 0))
     rows = np.tile(np.asarray(logits, dtype=np.float64), (N_DRAWS, 1))
-    ids = np.asarray(sample_next(rows, rng=rng, **kw))
+    ids = np.asarray(sample_token(rows, rng=np.random.default_rng(seed)))
     assert ids.shape == (N_DRAWS,), \
-        (f"sample_next on ({N_DRAWS}, {rows.shape[1]}) logits should return one id per row, shape ({N_DRAWS},), "
+        (f"sample_token on ({N_DRAWS}, {rows.shape[1]}) logits should return one id per row, shape ({N_DRAWS},), "
          f"got {ids.shape}")
     return np.bincount(ids, minlength=rows.shape[1])
 
@@ -144,45 +144,73 @@ def test_top_p_keeps_the_crossing_token(impl):
 
 @pytest.mark.task4_2
 @pytest.mark.points(1)
-def test_sampling_follows_softmax_of_logits_over_temperature(impl):
-    sample_next = impl(MOD).sample_next
+def test_sampling_follows_softmax_of_the_logits(impl):
+    sample_token = impl(MOD).sample_token
     logits = np.array([1.0, 0.0, 2.0, -1.0, 0.5])
-    for T in (1.0, 0.5, 2.0):
-        counts = _frequencies(sample_next, logits, temperature=T, seed=int(T * 10))
-        _assert_distribution(counts, _softmax(logits / T), f"sampling at temperature {T}")
+    counts = _frequencies(sample_token, logits, seed=1)
+    if counts.max() == N_DRAWS:
+        pytest.fail(f"all {N_DRAWS} rows drew token {counts.argmax()} (the arg-max is 2): draw from softmax(logits), "
+                    "with one u per row (rng.random((N, 1))), not the arg-max and not one u for the whole batch")
+    _assert_distribution(counts, _softmax(logits), "sampling from [1, 0, 2, -1, 0.5]")
+    for T in (0.5, 2.0):         # the logits the library passes after dividing by a temperature
+        counts = _frequencies(sample_token, logits / T, seed=int(T * 10))
+        _assert_distribution(counts, _softmax(logits / T), f"sampling from logits / {T}")
+    with np.errstate(all="ignore"):
+        counts = _frequencies(sample_token, logits + 1000.0, seed=3)
+    _assert_distribution(counts, _softmax(logits), "sampling from [1001, 1000, 1002, 999, 1000.5] (softmax is "
+                         "shift-invariant: subtract each row's max before exp, or exp overflows)")
 
 
 @pytest.mark.task4_2
 @pytest.mark.points(2)
-def test_sampling_with_top_k_and_top_p_renormalises_the_kept_set(impl):
-    sample_next = impl(MOD).sample_next
+def test_sampling_never_draws_a_filtered_token(impl):
+    sample_token = impl(MOD).sample_token
     logits = np.array([1.0, 3.0, 3.0, 2.0, 0.0, -1.0])
-    counts = _frequencies(sample_next, logits, top_k=3, seed=1)
+    filtered = np.where([False, True, True, True, False, False], logits, -np.inf)   # what top-k 3 leaves
+    counts = _frequencies(sample_token, filtered, seed=1)
     assert counts[[0, 4, 5]].sum() == 0, \
-        "top_k=3 on [1, 3, 3, 2, 0, -1] sampled a token outside the 3 kept (ids 1, 2, 3): apply top_k_filter first"
-    p = np.where([False, True, True, True, False, False], _softmax(logits), 0.0)
-    _assert_distribution(counts, p / p.sum(), "top-k sampling")
+        (f"a token whose logit is -inf was drawn {counts[[0, 4, 5]].sum()} times: its probability is "
+         "exp(-inf) = 0")
+    p = np.where(np.isfinite(filtered), _softmax(logits), 0.0)
+    _assert_distribution(counts, p / p.sum(), "sampling after top-k (the kept tokens renormalised)")
 
     probs = np.array([0.1, 0.45, 0.05, 0.25, 0.15])
-    counts = _frequencies(sample_next, np.log(probs), top_p=0.6, seed=2)
-    assert counts[[0, 2, 4]].sum() == 0, \
-        "top_p=0.6 on probabilities [.1, .45, .05, .25, .15] sampled outside the nucleus {1, 3}: apply top_p_filter"
+    nucleus = np.where([False, True, False, True, False], np.log(probs), -np.inf)   # what top-p 0.6 leaves
+    counts = _frequencies(sample_token, nucleus, seed=2)
+    assert counts[[0, 2, 4]].sum() == 0, "sampled a token outside the nucleus {1, 3} (its logit is -inf)"
     kept = np.array([0, 0.45, 0, 0.25, 0])
-    _assert_distribution(counts, kept / kept.sum(), "top-p sampling")
+    _assert_distribution(counts, kept / kept.sum(), "sampling after top-p (the nucleus renormalised)")
+    last = np.array([-np.inf, -np.inf, -np.inf, 0.5])
+    counts = _frequencies(sample_token, last, seed=3)
+    assert counts[3] == N_DRAWS, \
+        (f"only the last token is finite, yet others were drawn: counts {counts.tolist()} (does your cumulative "
+         "sum end at exactly 1, and do you count the entries ≤ u?)")
 
 
 @pytest.mark.task4_2
 @pytest.mark.points(2)
-def test_temperature_is_applied_before_top_p(impl):
-    sample_next = impl(MOD).sample_next
-    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
-    # T = 3 flattens the distribution to ≈ [.336, .283, .225, .156]: p = 0.7 then needs 3 tokens
-    counts = _frequencies(sample_next, logits, temperature=3.0, top_p=0.7, seed=3)
-    q = _softmax(logits / 3.0)
-    assert counts[3] == 0 and counts[2] > 0, \
-        "temperature must come before top-p (filtering first would keep only 2 tokens)"
-    kept = np.array([q[0], q[1], q[2], 0.0])
-    _assert_distribution(counts, kept / kept.sum(), "temperature 3, then top-p 0.7")
-    # T = 0.4 sharpens it to ≈ [.751, .209, .037, .002]: p = 0.7 then keeps token 0 alone
-    counts = _frequencies(sample_next, logits, temperature=0.4, top_p=0.7, seed=4)
-    assert counts[0] == N_DRAWS, "temperature 0.4 then top-p 0.7 keeps only the most likely token"
+def test_each_row_is_its_own_draw(impl):
+    sample_token = impl(MOD).sample_token
+    rows = np.log(np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]))
+    batch = np.tile(rows, (N_DRAWS // 2, 1))                          # rows 0, 1, 0, 1, ...
+    ids = np.asarray(sample_token(batch, rng=np.random.default_rng(5)))
+    assert ids.shape == (N_DRAWS,), f"(N, V) logits give (N,) ids, got shape {ids.shape}"
+    for r in range(2):
+        _assert_distribution(np.bincount(ids[r::2], minlength=3), np.exp(rows[r]),
+                             f"row {r} (softmax over that row alone)")
+    same = np.tile(rows[:1], (N_DRAWS, 1))
+    ids = np.asarray(sample_token(same, rng=np.random.default_rng(6)))
+    agree = float(np.mean(ids[0::2] == ids[1::2]))
+    expected = float((np.exp(rows[0]) ** 2).sum())                   # two independent draws agree with Σ p²
+    assert abs(agree - expected) < 0.03, \
+        (f"two rows with the same logits gave the same token {agree:.1%} of the time, independent draws agree "
+         f"{expected:.1%}: draw one u per row (rng.random((N, 1))), not one for the whole batch")
+    one = sample_token(rows[1], rng=np.random.default_rng(7))
+    assert np.shape(one) == () and 0 <= int(one) < 3, f"a (V,) row gives one id, a 0-d array; got {one!r}"
+    a = np.asarray(sample_token(batch, rng=np.random.default_rng(8)))
+    state = np.random.get_state()
+    np.random.seed(0)                                                # moves NumPy's global generator only
+    b = np.asarray(sample_token(batch, rng=np.random.default_rng(8)))
+    np.random.set_state(state)
+    assert np.array_equal(a, b), \
+        "the same rng seed gave different tokens: draw with the rng argument only, never np.random"

@@ -3,6 +3,7 @@ hand-made step functions whose answer is known."""
 import numpy as np
 import pytest
 
+from autograd import tasks
 from autograd.errors import ConfigError, ShapeError
 from minilm import decoding
 
@@ -51,6 +52,29 @@ def test_rows_are_independent_and_filters_combine():
         z = decoding.top_p_filter(decoding.top_k_filter(rows[r] / 2.0, 3), 0.9)
         counts = np.bincount(ids[r * N // 2:(r + 1) * N // 2], minlength=4)
         assert _within(counts, _softmax(z))
+
+
+def test_sampling_follows_softmax_of_logits_over_temperature():
+    logits = np.array([1.0, 0.0, 2.0, -1.0, 0.5])
+    for T in (1.0, 0.5, 2.0):
+        ids = decoding.sample_next(np.tile(logits, (N, 1)), rng=np.random.default_rng(int(T * 10)), temperature=T)
+        assert _within(np.bincount(ids, minlength=5), _softmax(logits / T))
+
+
+def test_temperature_is_applied_before_top_p():
+    """sample_next's order (its docstring says why): T = 3 flattens [.5, .3, .15, .05] so that p = 0.7
+    needs three tokens (top-p first would keep two); T = 0.4 sharpens it so that p = 0.7 keeps one."""
+    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
+    with tasks.trace() as seen:
+        ids = decoding.sample_next(np.tile(logits, (N, 1)), rng=np.random.default_rng(3), temperature=3.0, top_p=0.7)
+    assert {("task04_gpt.decoding", name) for name in ("apply_temperature", "top_k_filter", "top_p_filter",
+                                                        "sample_token")} <= seen
+    counts = np.bincount(ids, minlength=4)
+    q = _softmax(logits / 3.0)
+    assert counts[3] == 0 and counts[2] > 0
+    assert _within(counts, np.array([q[0], q[1], q[2], 0.0]) / q[:3].sum())
+    ids = decoding.sample_next(np.tile(logits, (N, 1)), rng=np.random.default_rng(4), temperature=0.4, top_p=0.7)
+    assert (ids == 0).all()
 
 
 def test_filters_reject_bad_arguments():
