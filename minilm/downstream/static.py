@@ -1,14 +1,15 @@
 """Static word vectors from a trained BERT, per layer and per pooling, and how good they are.
 
 Bommasani, Davis & Cardie 2020, "Interpreting Pretrained Contextualized Representations via
-Reductions to Static Embeddings" (code: rishibommasani/Contextual2Static). The slots of Task 11.1
-(``solutions/task11_static/pooling.py``) compute the vectors:
+Reductions to Static Embeddings" (code: rishibommasani/Contextual2Static):
 
     decontextualised   v_l(w) = f(h_l(pieces of w) | [CLS] w [SEP])
     aggregated         v_l(w) = g_{contexts c}( f(h_l(pieces of w) | c) ),  unseen w → decontextualised
 
-for every hidden state l = 0 … L, f ∈ {mean, max, min, last}, g ∈ {mean, max, min}. This module
-runs them on a ``BertModel`` and scores the vectors on the synthetic word-similarity pairs
+for every hidden state l = 0 … L, f ∈ {mean, max, min, last}, g ∈ {mean, max, min}. Task 11.1
+(``solutions/task11_static/pooling.py``) writes f (``pool_subwords``) and g with its fallback
+(``aggregate_contexts``); :func:`static_vectors` runs the two recipes with them. This module
+also runs them on a ``BertModel`` and scores the vectors on the synthetic word-similarity pairs
 (``minilm.data.word_similarity_pairs``: same category, e.g. dog/cat, vs different, e.g. dog/singer).
 The paper correlates cosines with human scores (Spearman); with binary labels the analogue is the
 **AUC**: the probability that a random same-category pair has a higher cosine than a random
@@ -21,17 +22,67 @@ from __future__ import annotations
 import numpy as np
 
 from autograd import no_grad, tasks
-from autograd.errors import ConfigError
+from autograd.errors import ConfigError, ShapeError
 
-__all__ = ["pool_subwords", "aggregate_contexts", "static_vectors", "bert_encoder", "cached_encoder",
-           "similarity_scores", "static_report", "markdown_table", "plot_report", "MODES"]
+__all__ = ["pool_subwords", "aggregate_contexts", "word_pieces", "static_vectors", "bert_encoder",
+           "cached_encoder", "similarity_scores", "static_report", "markdown_table", "plot_report", "MODES"]
 
 # Task 11.1: solutions/task11_static/pooling.py
 pool_subwords = tasks.bind("task11_static.pooling", "pool_subwords")
 aggregate_contexts = tasks.bind("task11_static.pooling", "aggregate_contexts")
-static_vectors = tasks.bind("task11_static.pooling", "static_vectors")
 
 MODES = ("decontextualised", "aggregated")
+
+
+def word_pieces(tokenizer, words) -> tuple[list[int], list[tuple[int, int]]]:
+    """``[CLS] pieces(w₁) … pieces(w_n) [SEP]`` as ids, and each word's (start, end) span in them
+    (end exclusive; the spans skip [CLS] at 0). Each word is tokenized on its own, so the spans
+    are exact. A word with no pieces gets an empty span."""
+    ids, spans = [tokenizer.cls_id], []
+    for w in words:
+        pieces = tokenizer.encode(w, add_special_tokens=False)
+        spans.append((len(ids), len(ids) + len(pieces)))
+        ids.extend(pieces)
+    ids.append(tokenizer.sep_id)
+    return ids, spans
+
+
+def static_vectors(words, tokenizer, encode, sentences=None, *, pooling: str = "mean",
+                   combine: str = "mean") -> np.ndarray:
+    """One static vector per word and per layer: decontextualised, or aggregated over ``sentences``
+    with the decontextualised vector as the fallback. Returns (L+1, W, C): ``out[l, i]`` is word
+    i's vector at hidden state l (0 = the embedding output).
+
+    words: vocabulary words (lowercased here). tokenizer: has ``encode(text,
+    add_special_tokens=False)``, ``cls_id`` and ``sep_id``. encode: a list of id lists (each
+    ``[CLS] … [SEP]``) → a list of arrays (L+1, T_i, C), every hidden state of each sequence.
+    sentences: None (decontextualised only) or strings, split on whitespace and lowercased.
+    pooling: f of Task 11.1's ``pool_subwords``; combine: g of its ``aggregate_contexts``.
+    """
+    words = [str(w).lower() for w in words]
+    if not words:
+        raise ShapeError("static_vectors: no words given")
+    # 1. decontextualised: each word alone, [CLS] w₁ … w_k [SEP]; f over its pieces at every layer
+    seqs = [word_pieces(tokenizer, [w]) for w in words]
+    states = encode([ids for ids, _ in seqs])                              # W × (L+1, T, C)
+    out = np.stack([pool_subwords(h, span, pooling) for h, (_, [span]) in zip(states, seqs)],
+                   axis=1)                                                 # (L+1, W, C)
+    if sentences is None:
+        return out
+    # 2. aggregated: f over the word's pieces in every sentence it occurs in, then g over those
+    index = {w: i for i, w in enumerate(words)}
+    texts = [s.lower().split() for s in sentences]
+    seqs = [word_pieces(tokenizer, toks) for toks in texts]
+    states = encode([ids for ids, _ in seqs])
+    found = [[] for _ in words]                                            # word i -> n × (L+1, C)
+    for h, (_, spans), toks in zip(states, seqs, texts):
+        for w, (s, e) in zip(toks, spans):
+            if w in index and e > s:
+                found[index[w]].append(pool_subwords(h, (s, e), pooling))
+    for i, occurrences in enumerate(found):                                # n = 0: g keeps the fallback
+        occ = np.stack(occurrences) if occurrences else np.empty((0, *out[:, i].shape), out.dtype)
+        out[:, i] = aggregate_contexts(occ, out[:, i], combine)            # (n, L+1, C) -> (L+1, C)
+    return out
 
 
 def bert_encoder(bert, pad_id: int, batch_size: int = 64):

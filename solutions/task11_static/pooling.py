@@ -13,6 +13,10 @@ output):
 f ∈ {mean, max, min, last} pools subword pieces element-wise; g ∈ {mean, max, min} combines contexts.
 The paper finds aggregated ≫ decontextualised, f = g = mean best, and the early layers best.
 
+This task writes f and g on arrays. ``minilm.downstream.static.static_vectors`` runs the two
+recipes with them: it tokenizes, finds each word's span of pieces, runs the encoder, calls
+``pool_subwords`` for every occurrence and ``aggregate_contexts`` for every word.
+
 Letters: L layers (hidden states 0..L), T time, C channels, P pieces of a word, n occurrences.
 """
 from __future__ import annotations
@@ -20,120 +24,65 @@ from __future__ import annotations
 import numpy as np
 
 from autograd.errors import ConfigError, ShapeError
-from minilm.downstream import static as _lib  # the library's bound slots (a slot never calls another slot directly)
 
 SUBWORD_POOLING = ("mean", "max", "min", "last")
 CONTEXT_COMBINATION = ("mean", "max", "min")
 
 
-def pool_subwords(vectors, how):
-    """Task 11.1: f — one vector from a word's subword pieces, element-wise.
+def pool_subwords(states, span, how):
+    """Task 11.1: f — one vector per layer from a word's subword pieces, element-wise.
 
-    vectors: array (P, C), the hidden states of the word's P ≥ 1 pieces (specials already removed);
-    how: "mean" | "max" | "min" | "last" (the word's last piece). Returns a new array (C,).
-    The graded tests check each choice on a word of several pieces and reject an unknown ``how``
-    (``ConfigError``) and an empty word (``ShapeError``).
+    states: array (L+1, T, C), every hidden state of one sequence ``[CLS] … [SEP]`` (state 0 = the
+    embedding output, state l = layer l); span: (start, end), the positions of the word's P ≥ 1
+    pieces in it (end exclusive; [CLS] at 0 and [SEP] at T − 1 are never inside a span);
+    how: "mean" | "max" | "min" | "last" (the word's last piece). Returns a new array (L+1, C):
+    row l pools the word's pieces at state l, over the pieces only.
+
+    Unknown ``how`` raises ``ConfigError``; an empty span or one outside the sequence ``ShapeError``.
+    The graded tests use a fake encoder whose [CLS], [SEP], pieces, positions and layers all give
+    different vectors: they catch [CLS] as the static vector, specials inside the pooling, "last"
+    taken one position too far, a layer shifted by one, and a reduction over the wrong axis.
     """
-    vectors = np.asarray(vectors)
+    states = np.asarray(states)
     if how not in SUBWORD_POOLING:
         raise ConfigError(f"pool_subwords: how={how!r}, expected one of {SUBWORD_POOLING}")
-    if vectors.ndim != 2 or len(vectors) == 0:
-        raise ShapeError(f"pool_subwords: vectors of shape {vectors.shape}, expected (P, C) with P >= 1 pieces")
+    if states.ndim != 3:
+        raise ShapeError(f"pool_subwords: states of shape {states.shape}, expected (L+1, T, C)")
+    start, end = (int(i) for i in span)
+    if not 0 <= start < end <= states.shape[1]:
+        raise ShapeError(f"pool_subwords: span {tuple(span)} in a sequence of length {states.shape[1]}, "
+                         "expected 0 <= start < end <= T (a word has at least one piece)")
     # BEGIN SOLUTION
+    pieces = states[:, start:end]                        # (L+1, P, C): the word's own pieces
     if how == "mean":
-        return vectors.mean(axis=0)
+        return pieces.mean(axis=1)
     if how == "max":
-        return vectors.max(axis=0)
+        return pieces.max(axis=1)
     if how == "min":
-        return vectors.min(axis=0)
-    return vectors[-1].copy()
+        return pieces.min(axis=1)
+    return pieces[:, -1].copy()
     # END SOLUTION
 
 
-def aggregate_contexts(vectors, how):
-    """Task 11.1: g — one vector from a word's n ≥ 1 pooled occurrences, element-wise.
+def aggregate_contexts(occurrences, fallback, how):
+    """Task 11.1: g — one vector per layer from a word's n ≥ 0 pooled occurrences, element-wise.
 
-    vectors: array (n, C); how: "mean" | "max" | "min". Returns a new array (C,).
-    Unknown ``how`` raises ``ConfigError``; no occurrence raises ``ShapeError`` (the caller falls
-    back to the decontextualised vector instead of calling this with nothing).
+    occurrences: array (n, L+1, C), the word's ``pool_subwords`` vectors in each of its n contexts;
+    fallback: array (L+1, C), its decontextualised vector; how: "mean" | "max" | "min".
+    Returns a new array (L+1, C): g over the occurrences at every layer, or a copy of ``fallback``
+    when n = 0 (a word the corpus never shows keeps its decontextualised vector).
+
+    Unknown ``how`` raises ``ConfigError``; shapes that do not fit ``ShapeError``. The graded tests
+    check each g at every layer (over the occurrences, not the layers) and the fallback.
     """
-    vectors = np.asarray(vectors)
+    occurrences, fallback = np.asarray(occurrences), np.asarray(fallback)
     if how not in CONTEXT_COMBINATION:
         raise ConfigError(f"aggregate_contexts: how={how!r}, expected one of {CONTEXT_COMBINATION}")
-    if vectors.ndim != 2 or len(vectors) == 0:
-        raise ShapeError(f"aggregate_contexts: vectors of shape {vectors.shape}, expected (n, C) with n >= 1")
+    if occurrences.ndim != 3 or occurrences.shape[1:] != fallback.shape:
+        raise ShapeError(f"aggregate_contexts: occurrences of shape {occurrences.shape} and fallback of shape "
+                         f"{fallback.shape}, expected (n, L+1, C) and (L+1, C)")
     # BEGIN SOLUTION
-    return {"mean": np.mean, "max": np.max, "min": np.min}[how](vectors, axis=0)
-    # END SOLUTION
-
-
-def word_pieces(tokenizer, words) -> tuple[list[int], list[tuple[int, int]]]:
-    """``[CLS] pieces(w₁) … pieces(w_n) [SEP]`` as ids, and each word's (start, end) span in them
-    (end exclusive; the spans skip [CLS] at 0). Each word is tokenized on its own, so the spans
-    are exact. A word with no pieces gets an empty span."""
-    ids, spans = [tokenizer.cls_id], []
-    for w in words:
-        pieces = tokenizer.encode(w, add_special_tokens=False)
-        spans.append((len(ids), len(ids) + len(pieces)))
-        ids.extend(pieces)
-    ids.append(tokenizer.sep_id)
-    return ids, spans
-
-
-def static_vectors(words, tokenizer, encode, sentences=None, *, pooling="mean", combine="mean"):
-    """Task 11.1: one static vector per word and per layer — decontextualised, or aggregated over
-    ``sentences`` with the decontextualised vector as the fallback.
-
-    words: list of vocabulary words (lowercase strings). tokenizer: has
-    ``encode(text, add_special_tokens=False)`` and ``cls_id``, ``sep_id``. encode: a function from
-    a list of id lists (each ``[CLS] … [SEP]``) to a list of arrays (L+1, T_i, C), the hidden states
-    0..L of each sequence (0 = embeddings). sentences: None (decontextualised only) or a list of
-    strings. pooling: f (``pool_subwords``); combine: g (``aggregate_contexts``).
-    Returns an array (L+1, len(words), C): ``out[l, i]`` is word i's vector at layer l.
-
-    Steps:
-      1. Decontextualised: ``word_pieces(tokenizer, [w])`` gives ``[CLS] pieces [SEP]`` and the
-         word's span; encode every word, and at each layer l pool the rows of the span — never
-         [CLS] (position 0) or [SEP] — with ``_lib.pool_subwords(h[l, start:end], pooling)``.
-      2. Aggregated (when ``sentences`` is given): split each sentence on whitespace, lowercase
-         the words, and ``word_pieces`` it; encode all sentences. For every occurrence of a
-         vocabulary word, pool its span per layer; then for each word with ≥ 1 occurrence,
-         ``_lib.aggregate_contexts(occurrences at layer l, combine)`` replaces its vector.
-         Words never seen keep the decontextualised vector (the fallback).
-    Call the pooling helpers through ``_lib`` (the library's bindings of this task). In a student
-    release they run your own ``pool_subwords`` and ``aggregate_contexts``, so the tests of
-    ``static_vectors`` can only pass once those two work.
-
-    The graded tests use a fake encoder whose [CLS], [SEP], pieces and layers all give different
-    vectors: they catch [CLS] as the static vector, specials inside the pooling, a layer index
-    off by one, and a missing fallback.
-    """
-    words = [str(w).lower() for w in words]
-    if not words:
-        raise ShapeError("static_vectors: no words given")
-    # BEGIN SOLUTION
-    # 1. decontextualised: each word alone, [CLS] and [SEP] stripped
-    seqs = [word_pieces(tokenizer, [w]) for w in words]
-    states = encode([ids for ids, _ in seqs])                       # n_words × (L+1, T, C)
-    n_layers = states[0].shape[0]
-    out = np.stack([np.stack([_lib.pool_subwords(h[l, s:e], pooling) for h, (_, [(s, e)]) in zip(states, seqs)])
-                    for l in range(n_layers)])                        # (L+1, n_words, C)
-    if sentences is None:
-        return out
-    # 2. aggregated: pool every occurrence, then combine the occurrences
-    index = {w: i for i, w in enumerate(words)}
-    seqs = [word_pieces(tokenizer, s.lower().split()) for s in sentences]
-    seqs = [(ids, spans, s.lower().split()) for (ids, spans), s in zip(seqs, sentences)]
-    states = encode([ids for ids, _, _ in seqs])
-    found = {}                                                      # word index -> list of (L+1, C)
-    for h, (_, spans, toks) in zip(states, seqs):
-        for w, (s, e) in zip(toks, spans):
-            if w in index and e > s:
-                found.setdefault(index[w], []).append(
-                    np.stack([_lib.pool_subwords(h[l, s:e], pooling) for l in range(n_layers)]))
-    for i, occurrences in found.items():
-        occ = np.stack(occurrences)                                 # (n, L+1, C)
-        for l in range(n_layers):
-            out[l, i] = _lib.aggregate_contexts(occ[:, l], combine)
-    return out
+    if len(occurrences) == 0:
+        return fallback.copy()                           # never seen: the decontextualised vector
+    return {"mean": np.mean, "max": np.max, "min": np.min}[how](occurrences, axis=0)
     # END SOLUTION

@@ -4,12 +4,14 @@ import json
 import numpy as np
 import pytest
 
+from autograd import tasks
 from autograd.errors import ConfigError
 from minilm.downstream import static
 from minilm.data import synthetic_corpus, word_similarity_pairs
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining
 from minilm.tokenizers import WordPieceTokenizer
+from tests.graded.test_task11_static import CLS, N_STATES, PIECES, SEP, C, _pool, fake_hidden
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +34,72 @@ def test_encoder_matches_one_sequence_at_a_time(tiny):
         alone = encode([s])[0]
         assert h.shape == (3, len(s), 16)
         np.testing.assert_allclose(h, alone, rtol=1e-4, atol=1e-5)
+
+
+UNK = 3
+
+
+class FakeTokenizer:
+    """Words to the fake pieces of Task 11.1's graded tests, whose encoder (fake_hidden) runs them."""
+    cls_id, sep_id, pad_id = CLS, SEP, 0
+
+    def encode(self, text, add_special_tokens=True):
+        ids = [i for w in text.lower().split() for i in PIECES.get(w, [UNK])]
+        return [CLS, *ids, SEP] if add_special_tokens else ids
+
+
+def fake_encode(seqs):
+    return [fake_hidden(s) for s in seqs]
+
+
+def _decontextualised(words, f):
+    out = np.zeros((N_STATES, len(words), C))
+    for i, w in enumerate(words):
+        h = fake_hidden([CLS, *PIECES[w], SEP])
+        for l in range(N_STATES):
+            out[l, i] = _pool(h[l, 1:1 + len(PIECES[w])], f)
+    return out
+
+
+def _aggregated(words, sentences, f, g):
+    out = _decontextualised(words, f)
+    for i, w in enumerate(words):
+        occ = []
+        for toks in (s.split() for s in sentences):
+            ids, spans = static.word_pieces(FakeTokenizer(), toks)
+            h = fake_hidden(ids)
+            occ += [np.stack([_pool(h[l, a:b], f) for l in range(N_STATES)]) for t, (a, b) in zip(toks, spans) if t == w]
+        if occ:
+            out[:, i] = {"mean": np.mean, "max": np.max, "min": np.min}[g](np.stack(occ), axis=0)
+    return out
+
+
+SENTENCES = ["the dog runs .", "the cat sleeps .", "a dog sleeps the cat .", "the elephant runs .", "a cat runs ."]
+WORDS = ["dog", "cat", "elephant", "zebra"]          # zebra never occurs: it falls back
+
+
+def test_word_pieces_spans_skip_the_specials():
+    ids, spans = static.word_pieces(FakeTokenizer(), ["the", "elephant", "runs"])
+    assert ids == [CLS, 16, 13, 14, 15, 17, SEP] and spans == [(1, 2), (2, 5), (5, 6)]
+
+
+@pytest.mark.parametrize("f", ["mean", "max", "last"])
+def test_static_vectors_decontextualised(f):
+    with tasks.trace() as seen:
+        got = static.static_vectors(["dog", "cat", "elephant"], FakeTokenizer(), fake_encode, pooling=f)
+    assert ("task11_static.pooling", "pool_subwords") in seen
+    np.testing.assert_allclose(got, _decontextualised(["dog", "cat", "elephant"], f), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, g", [("mean", "mean"), ("last", "max"), ("max", "min")])
+def test_static_vectors_aggregated_with_the_fallback(f, g):
+    with tasks.trace() as seen:
+        got = static.static_vectors(WORDS, FakeTokenizer(), fake_encode, SENTENCES, pooling=f, combine=g)
+    assert ("task11_static.pooling", "aggregate_contexts") in seen
+    assert got.shape == (N_STATES, len(WORDS), C)
+    np.testing.assert_allclose(got[:, 3], _decontextualised(WORDS, f)[:, 3], rtol=1e-12)   # zebra: the fallback
+    assert not np.allclose(got[:, :3], _decontextualised(WORDS, f)[:, :3])
+    np.testing.assert_allclose(got, _aggregated(WORDS, SENTENCES, f, g), rtol=1e-12)
 
 
 def test_similarity_scores_auc_and_gap():
