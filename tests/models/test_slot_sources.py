@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # The task folders whose composite slots now take their inner slot's result as arrays.
-FOLDERS = ["task05_bert", "task06_roberta", "task09_seq2seq", "task12_beyond"]
+FOLDERS = ["task03_transformer", "task04_gpt", "task05_bert", "task06_roberta", "task09_seq2seq", "task11_static",
+           "task12_beyond"]
 
 
 def _is_binding(obj) -> bool:
