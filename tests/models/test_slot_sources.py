@@ -4,7 +4,7 @@ through the library. The library runs the composite steps and hands each slot th
 Read from the source of solutions/ and exercises/, one task folder at a time. A slot file may import
 helpers from minilm (argument checks, a distribution, a character table), but nothing that is, holds
 or calls a slot binding: the bindings (``tasks.bind`` / ``tasks.slots``), a module that makes them,
-or a library function that calls one. tests/models/test_electra.py checks Task 7 the same way.
+or a library function that calls one. Every task folder is checked.
 """
 import ast
 import importlib
@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The task folders whose composite slots now take their inner slot's result as arrays.
-FOLDERS = ["task03_transformer", "task04_gpt", "task05_bert", "task06_roberta", "task09_seq2seq", "task11_static",
-           "task12_beyond"]
+FOLDERS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and p.name.startswith("task"))
 
 
 def _is_binding(obj) -> bool:
@@ -47,6 +45,10 @@ def _imported(node):
             if obj is None:
                 obj = importlib.import_module(f"{node.module}.{alias.name}")
             yield f"{node.module}.{alias.name}", obj
+
+
+def test_every_task_folder_is_checked():
+    assert len(FOLDERS) == 12 and FOLDERS[0] == "task01_autograd"
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
