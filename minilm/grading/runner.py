@@ -12,10 +12,11 @@ the child's events from a pipe, and believes only what fits the manifest:
   *timed out* — and a child that dies in a test (a segfault in a kernel, ``os.abort``) leaves that
   test *crashed*. Either costs only that test: a new child re-runs the rest (the results of a child
   that did not reach its closing checks are not kept, so they are graded again).
-* a crash is believed only where it happens to a test that runs first in its process: a numba
-  kernel does no bounds checks, so one task's out-of-bounds write can kill the process in a later,
-  innocent test. A test that dies after others ran in its process runs again alone, in a fresh
-  child, and gets what it does there (``MAX_RERUNS`` such re-runs per run, then crashes are believed).
+* a crash is believed only where it happens again when the test runs alone, in a fresh child: a
+  numba kernel does no bounds checks, so one task's out-of-bounds write can kill the process in a
+  later, innocent test (seen even in the first test of a process, under load). A test that dies runs
+  again alone and gets what it does there (``MAX_RERUNS`` such re-runs per run, then crashes are
+  believed at once).
 
 After each child, its process group and any orphan it left (this process is a child subreaper on
 Linux) are killed, so no daemon outlives its module or keeps its pipe open.
@@ -68,7 +69,7 @@ class ModuleRun:
         self.batch: int | None = None  # how many of the tests left the next child runs (None: all)
         self.rerun: str | None = None  # the test the next child runs alone (it crashed after others)
         self.rerun_done: set[str] = set()
-        self._rerun_why: dict[str, tuple] = {}  # that test -> (exit code, the tasks that ran before it)
+        self._rerun_why: dict[str, tuple] = {}  # that test -> (exit code, the tasks that ran before it, first?)
         self.notes: list[str] = []  # what the report says beside the table (tasks only: no test names)
 
     # ---- the loop over children ------------------------------------------------------------------
@@ -265,12 +266,12 @@ class ModuleRun:
             return False
         current = self._current
         if current is not None and current in self.tests and self.tests[current].status == NOT_RUN:
-            if self._ran[:1] != [current] and current not in self.rerun_done and len(self.rerun_done) < MAX_RERUNS:
-                self.rerun = current  # others ran before it in this process: was it their write?
+            if current not in self.rerun_done and len(self.rerun_done) < MAX_RERUNS:
+                self.rerun = current  # does it die alone too, or was it another test's write?
                 ran = [n for n in self._ran[:self._ran.index(current)]  # a stub's test runs no kernel
                        if "NotImplementedError" not in str(self._pending.get(n, {}).get("exc", ""))]
                 before = sorted({self.tests[n].task for n in ran}, key=_task_key)
-                self._rerun_why[current] = (code if code is not None else -9, before)
+                self._rerun_why[current] = (code if code is not None else -9, before, self._ran[:1] == [current])
             else:
                 self._crashed(current, code if code is not None else -9, alone=current in self.rerun_done)
         if not self._finished:
@@ -289,18 +290,19 @@ class ModuleRun:
             return False
         for nodeid, event in self._pending.items():
             self._record(nodeid, event)
-            if nodeid in self._rerun_why:  # it died after others, and alone it did not
+            if nodeid in self._rerun_why:  # it died once, and alone it did not
                 self._note_writer(nodeid, *self._rerun_why.pop(nodeid))
         return all(t.status != NOT_RUN for t in self.tests.values())
 
-    def _note_writer(self, nodeid: str, code: int, before: list[str]) -> None:
-        """A test died after others ran in its process and lived alone: say which kernels may write
-        out of bounds (its own: such a write does not always crash at once; or an earlier task's)."""
+    def _note_writer(self, nodeid: str, code: int, before: list[str], first: bool = False) -> None:
+        """A test died once and lived when it ran alone: say which kernels may write out of bounds
+        (its own: such a write does not always crash at once; or an earlier task's)."""
         test = self.tests[nodeid]
         how = _signal_name(code) if code < 0 else f"exit code {code}"
         suspects = [test.task] + [t for t in before if t != test.task]
         marks = " or ".join(f"task{t.replace('.', '_')}" for t in suspects)
-        after = f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests"
+        after = (" as the first test of its process" if first else
+                 f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests")
         note = (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran alone in a fresh "
                 f"process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
                 f"bounds checks) does not always crash at once — Task {' or '.join(suspects)} may write one: "
