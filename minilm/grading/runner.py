@@ -7,16 +7,21 @@ the child's events from a pipe, and believes only what fits the manifest:
 * a test the manifest does not list, a result for a test that is not running, a test reported
   twice, an oversized or garbled event: the child's report is forged — the run is *flagged*;
 * the grader's own checks (``canary.py``) run last in every child: if the one that must fail is
-  reported passed, or the one that must pass failed, the run is *flagged*;
+  reported passed, or the one that must pass failed, the run is *flagged*. A child that hangs in
+  them is treated like one that died between tests (below): what it ran is graded again;
 * a test past its CPU limit (``manifest.Entry.cpu_limit``) or its wall-clock limit is killed —
   *timed out* — and a child that dies in a test (a segfault in a kernel, ``os.abort``) leaves that
   test *crashed*. Either costs only that test: a new child re-runs the rest (the results of a child
   that did not reach its closing checks are not kept, so they are graded again).
-* a crash is believed only where it happens again when the test runs alone, in a fresh child: a
-  numba kernel does no bounds checks, so one task's out-of-bounds write can kill the process in a
-  later, innocent test (seen even in the first test of a process, under load). A test that dies runs
-  again alone and gets what it does there (``MAX_RERUNS`` such re-runs per run, then crashes are
-  believed at once).
+* a numba kernel does no bounds checks, so one task's out-of-bounds write can kill the process
+  later, in an innocent test of another task or between tests. So a test that dies after tests of
+  other tasks ran in its process is not judged there: its task and theirs are *set apart* — from
+  then on each runs in children of its own, where a kernel can only break its own task — and it is
+  graded again in its task's child. A test that dies where only its own task ran (seen even as the
+  first test of a process, under load) runs again alone and gets what it does there
+  (``MAX_RERUNS`` such re-runs per run, then crashes are believed at once).
+* a child that dies (or hangs in the closing checks) outside any test proves nothing it ran: the
+  next child runs half as many tests, until a test that breaks its process alone is *crashed*.
 
 After each child, its process group and any orphan it left (this process is a child subreaper on
 Linux) are killed, so no daemon outlives its module or keeps its pipe open.
@@ -43,6 +48,7 @@ from .verdict import (BLOCKED, CRASHED, ERROR, FAILED, NOT_RUN, PASSED, TIMED_OU
 STARTUP_LIMIT = 300.0  # seconds for a child to import and collect (numba's first compile is slow)
 MAX_MESSAGE = 4000  # characters of a failure message kept
 MAX_RERUNS = 4  # tests that crashed after others re-run alone, at most this many per run
+CHECK_LIMIT = 30.0  # seconds of CPU for one of the grader's own checks (under --timeout: at least 5)
 
 
 class ModuleRun:
@@ -70,6 +76,9 @@ class ModuleRun:
         self.rerun: str | None = None  # the test the next child runs alone (it crashed after others)
         self.rerun_done: set[str] = set()
         self._rerun_why: dict[str, tuple] = {}  # that test -> (exit code, the tasks that ran before it, first?)
+        self.apart: list[str] = []  # tasks that run in children of their own (a test died beside them)
+        self._regrouped = False  # the last child set a task apart: the next one runs differently
+        self._check_hung = False  # the last child hung in the grader's closing checks
         self.notes: list[str] = []  # what the report says beside the table (tasks only: no test names)
 
     # ---- the loop over children ------------------------------------------------------------------
@@ -78,10 +87,11 @@ class ModuleRun:
             done = {n for n, t in self.tests.items() if t.status != NOT_RUN}
             if len(done) == len(self.tests):
                 break
+            self._regrouped = False
             finished = self._one_child(done)
             if finished or self.problem:
                 break
-            progress = {n for n, t in self.tests.items() if t.status != NOT_RUN} != done
+            progress = self._regrouped or {n for n, t in self.tests.items() if t.status != NOT_RUN} != done
             if not progress and not self.rerun and not self._narrow(len(self.tests) - len(done)):
                 break  # (after progress a narrowed batch stays narrow until its culprit is found)
         if self.flags:
@@ -102,7 +112,8 @@ class ModuleRun:
                             f"(exit code {self.proc.returncode})")
             return False
         test = self.tests[self._ran[0]]
-        self._crashed(test.nodeid, self.proc.returncode if self.proc.returncode is not None else -9, after=True)
+        self._crashed(test.nodeid, self.proc.returncode if self.proc.returncode is not None else -9, after=True,
+                      hung=self._check_hung)
         self.batch = None
         return True
 
@@ -160,12 +171,18 @@ class ModuleRun:
         return read_fd
 
     def _todo(self, done: set) -> list[str]:
-        """The tests the next child runs: a crashed test alone, or the first ``batch`` of those left."""
+        """The tests the next child runs: a crashed test alone, or the first ``batch`` of those left —
+        of the tasks not set apart, or else of the first task set apart that has tests left."""
         if self.rerun:
             todo, self.rerun = [self.rerun], None
             self.rerun_done.add(todo[0])
             return todo
-        return sorted(n for n in self.tests if n not in done)[:self.batch]
+        left = sorted(n for n in self.tests if n not in done)
+        shared = [n for n in left if self.tests[n].task not in self.apart]
+        if not shared:
+            task = next(t for t in self.apart if any(self.tests[n].task == t for n in left))
+            shared = [n for n in left if self.tests[n].task == task]
+        return shared[:self.batch]
 
     def _follow_child(self, reader: "_Lines", checks: list) -> bool:
         """Read the child's events until it ends, runs past a limit, forges, or we are stopped."""
@@ -176,6 +193,7 @@ class ModuleRun:
         self._listed: set[str] = set()
         self._ran: list[str] = []  # the graded tests this child started, in order
         self._finished = False
+        self._check_hung = False
         self._deadline = time.monotonic() + STARTUP_LIMIT
         while True:
             if self.stop.is_set():
@@ -222,7 +240,8 @@ class ModuleRun:
                 self._ran.append(nodeid)
             self._started, self._cpu0 = time.monotonic(), _cpu_seconds(self.proc.pid)
             entry = self.entries.get(nodeid)
-            self._cpu_limit = entry.cpu_limit(self.timeout, entry.task in self.timed_out_tasks) if entry else 30.0
+            self._cpu_limit = (entry.cpu_limit(self.timeout, entry.task in self.timed_out_tasks) if entry else
+                               CHECK_LIMIT if self.timeout is None else min(CHECK_LIMIT, max(5.0, self.timeout)))
             self._deadline = self._started + wall_limit(self._cpu_limit)
         elif kind == "result":
             nodeid = event.get("nodeid")
@@ -266,14 +285,19 @@ class ModuleRun:
             return False
         current = self._current
         if current is not None and current in self.tests and self.tests[current].status == NOT_RUN:
-            if current not in self.rerun_done and len(self.rerun_done) < MAX_RERUNS:
-                self.rerun = current  # does it die alone too, or was it another test's write?
-                ran = [n for n in self._ran[:self._ran.index(current)]  # a stub's test runs no kernel
-                       if "NotImplementedError" not in str(self._pending.get(n, {}).get("exc", ""))]
-                before = sorted({self.tests[n].task for n in ran}, key=_task_key)
-                self._rerun_why[current] = (code if code is not None else -9, before, self._ran[:1] == [current])
+            code = code if code is not None else -9
+            own = self.tests[current].task
+            ran = [n for n in self._ran[:self._ran.index(current)]  # a stub's test runs no kernel
+                   if "NotImplementedError" not in str(self._pending.get(n, {}).get("exc", ""))]
+            before = sorted({self.tests[n].task for n in ran}, key=_task_key)
+            others = [t for t in before if t != own]
+            if others and self._set_apart([own] + others):  # another task's write? judge it away from them
+                self._rerun_why.setdefault(current, (code, others, False))
+            elif current not in self.rerun_done and len(self.rerun_done) < MAX_RERUNS:
+                self.rerun = current  # does it die alone too, or was it its own task's earlier write?
+                self._rerun_why.setdefault(current, (code, before, self._ran[:1] == [current]))
             else:
-                self._crashed(current, code if code is not None else -9, alone=current in self.rerun_done)
+                self._crashed(current, code, alone=current in self.rerun_done)
         if not self._finished:
             if current is None and not self._listed and not self.problem:
                 self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
@@ -294,17 +318,26 @@ class ModuleRun:
                 self._note_writer(nodeid, *self._rerun_why.pop(nodeid))
         return all(t.status != NOT_RUN for t in self.tests.values())
 
+    def _set_apart(self, tasks: list[str]) -> bool:
+        """Run these tasks in children of their own from now on; True if one was not already."""
+        new = [t for t in tasks if t not in self.apart]
+        self.apart += new
+        self._regrouped = self._regrouped or bool(new)
+        return bool(new)
+
     def _note_writer(self, nodeid: str, code: int, before: list[str], first: bool = False) -> None:
-        """A test died once and lived when it ran alone: say which kernels may write out of bounds
-        (its own: such a write does not always crash at once; or an earlier task's)."""
+        """A test died once and lived when it ran again, alone or apart from the tasks that ran before
+        it: say which kernels may write out of bounds (its own: such a write does not always crash at
+        once; or an earlier task's)."""
         test = self.tests[nodeid]
         how = _signal_name(code) if code < 0 else f"exit code {code}"
         suspects = [test.task] + [t for t in before if t != test.task]
         marks = " or ".join(f"task{t.replace('.', '_')}" for t in suspects)
         after = (" as the first test of its process" if first else
                  f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests")
-        note = (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran alone in a fresh "
-                f"process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
+        again = "alone" if nodeid in self.rerun_done else "apart from them"
+        note = (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran again {again} in a "
+                f"fresh process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
                 f"bounds checks) does not always crash at once — Task {' or '.join(suspects)} may write one: "
                 f"NUMBA_DISABLE_JIT=1 pytest --impl {self.impl} -m \"{marks}\" runs them as plain Python and "
                 f"shows the IndexError.")
@@ -342,8 +375,8 @@ class ModuleRun:
 
     def _timed_out(self, nodeid: str, cpu: float, wall: float) -> None:
         test = self.tests.get(nodeid)
-        if test is None:  # one of the grader's own checks hung: the report cannot be trusted
-            self._forged(f"hung in the grader's own check {nodeid}")
+        if test is None:  # it hung in the grader's own closing checks: a process broken by a test before
+            self._check_hung = True  # (or a student's code that makes them hang): nothing it ran counts
             return
         test.status, test.duration = TIMED_OUT, wall
         which = (f"{cpu:.0f} s of CPU (the limit is {self._cpu_limit:g} s" if cpu > self._cpu_limit else
@@ -353,10 +386,14 @@ class ModuleRun:
                         f"reaches its exit condition, or a wait that never ends?")
         self.timed_out_tasks.add(test.task)
 
-    def _crashed(self, nodeid: str, code: int, *, alone: bool = False, after: bool = False) -> None:
+    def _crashed(self, nodeid: str, code: int, *, alone: bool = False, after: bool = False,
+                 hung: bool = False) -> None:
         test = self.tests[nodeid]
         test.status = CRASHED
-        if after:
+        if hung:
+            what = ("the test process hung in the grader's closing checks, just after this test, which ran alone "
+                    "in it: the test's code leaves the process broken")
+        elif after:
             what = (describe_crash(code).replace(" in the middle of this test", "")
                     + ", just after this test, which ran alone in it: the test's code leaves the process broken")
         else:
