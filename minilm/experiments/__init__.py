@@ -4,23 +4,28 @@ Each experiment is a module here with
 
     NAME, HELP                 the command's name and one-line help; the module docstring is --help
     CONFIG                     a dataclass of every setting of the experiment, one comment each; its
-                               defaults are the full-size run, ``CONFIG.quick()`` the --quick sizes
+                               defaults are the full-size run, ``CONFIG.quick()`` the --quick sizes.
+                               An experiment of one family holds that family's recipe config as
+                               ``recipe`` (:func:`recipe_field`): the recipe's sizes, model and
+                               schedule, changed only where the experiment says so
     OPTIONS                    the fields offered on the command line (``minilm experiment NAME
                                --help`` is generated from them: minilm/recipes/config.py)
     plan(cfg) -> Plan          the conditions compared, the metrics reported, the sizes to run at
     run_one(condition, seed, settings) -> {metric: float}
                                one pre-train + evaluate run; a pure function of its arguments, so
-                               runs can go to other processes (--jobs) and be reused (--resume)
+                               runs can go to other processes (--jobs) and be reused (--resume).
+                               ``settings`` is :func:`settings_of` the config (flat: one entry per
+                               option name); :func:`config_of` turns it back into the config
 
 and ``minilm.experiments.runner`` does the rest for every one of them: the seeds loop, a progress
 bar, mean ± standard deviation over seeds, a Markdown table (printed, and written to
 OUT/NAME.md), a PNG (OUT/NAME.png) and every run's numbers (OUT/NAME.json). Code and tests change
-a setting with ``dataclasses.replace``, as the command line does::
+a setting with ``override`` (by its option name, wherever it is nested), as the command line does::
 
-    from dataclasses import replace
     from minilm.experiments import masking
     from minilm.experiments.runner import run_experiment
-    cfg = replace(masking.CONFIG.quick(), steps=20)             # minilm experiment masking --quick --steps 20
+    from minilm.recipes.config import override
+    cfg = override(masking.CONFIG.quick(), steps=20)            # minilm experiment masking --quick --steps 20
     run_experiment("masking", masking, cfg, quick=True, seeds=[0], out_dir="runs/experiments")
 
 Each ``plan`` writes its metrics and notes out in full, so plans look alike line by line (a
@@ -29,6 +34,8 @@ Each ``plan`` writes its metrics and notes out in full, so plans look alike line
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from minilm.recipes.config import leaves, nested, override
 
 EXPERIMENTS = {
     "electra-ablation": "minilm.experiments.electra_ablation",
@@ -65,7 +72,7 @@ class Plan:
     title: str                          # one line: the question the table answers
     conditions: list[str]               # the table's rows, in order
     metrics: list[Metric]               # its columns; the first (and second, if any) are plotted
-    settings: dict                      # the config's fields run_one reads (dataclasses.asdict)
+    settings: dict                      # settings_of(the config): what run_one reads
     x: dict | None = None               # a number per condition: the plot becomes a line over x
     xlabel: str = ""
     notes: list[str] = field(default_factory=list)  # lines printed under the table
@@ -76,3 +83,35 @@ def available() -> dict:
     """NAME -> module for every experiment; one that fails to import is an error naming it."""
     from minilm.recipes import import_all
     return import_all(EXPERIMENTS, "experiment")
+
+
+# The schedule's fields that every run of an experiment sets itself: its seed (the runner's), and one
+# evaluation and one checkpoint, at the end.
+RUN_FIELDS = ("seed", "eval_every", "checkpoint_every")
+
+
+def recipe_field(default, **changes):
+    """The ``recipe`` field of an experiment's config: the recipe config ``default`` with ``changes``
+    (option names: ``steps=300``), the fields each run sets (:data:`RUN_FIELDS`) hidden."""
+    return nested(override(default, **changes), set_by_recipe=RUN_FIELDS)
+
+
+def settings_of(cfg) -> dict:
+    """``{option name: value}`` of every field of an experiment's config, the nested recipe's (its
+    own, its model's and its schedule's) included: what the records show and ``run_one`` receives."""
+    return {name: leaf[3] for name, leaf in leaves(type(cfg), cfg).items()}
+
+
+def config_of(cls, settings: dict):
+    """The config ``cls`` that :func:`settings_of` flattened into ``settings``."""
+    return override(cls(), **settings)
+
+
+def run_schedule(recipe_cfg, seed, steps: int | None = None):
+    """The ``minilm.train`` schedule of one run: the recipe's (``steps`` of them if given, the
+    warm-up no longer than the run), this run's ``seed``, one evaluation and one checkpoint, at the end."""
+    from dataclasses import replace
+    train = recipe_cfg.train
+    steps = train.steps if steps is None else steps
+    return replace(train, steps=steps, warmup=min(train.warmup, steps), eval_every=steps, checkpoint_every=steps,
+                   seed=seed)

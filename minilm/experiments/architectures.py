@@ -41,13 +41,13 @@ given the true prefix (teacher forcing); ``loss`` is the held-out cross-entropy 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 from minilm.models.prefixlm import DecoderOnlyConfig, PrefixLM, PrefixLMConfig, T5DecoderOnly
 from minilm.models.t5 import T5, T5Config
 from minilm.recipes.t5 import TASK_CHOICES
@@ -133,7 +133,7 @@ def build_recipe(condition: str, seed: int, settings: dict):
 
 
 def plan(cfg: ArchitecturesConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     if settings["steps"] < 1 or settings["n_layer"] < 1 or settings["max_len"] < settings["min_len"]:
         raise ConfigError(f"architectures: steps={settings['steps']}, n_layer={settings['n_layer']}, "
                           f"max_len={settings['max_len']}: expected steps, n_layer >= 1 and "

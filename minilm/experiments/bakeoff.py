@@ -72,14 +72,14 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
 from autograd import Tensor, no_grad
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.electra_common import sentence_features
 from minilm.experiments.tokens_seen import CountTokens as Counted  # shared with gpt_vs_bert
 from minilm.downstream.probe import probe_accuracy
@@ -138,7 +138,7 @@ OPTIONS = ("corpus", "docs", "steps", "n_layer", "n_embd")
 
 
 def plan(cfg: BakeoffConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     half = math.ceil(cfg.n_layer / 2)
     return Plan(
         title="every family on the same text at equal steps and tokens: frozen-feature probes and perplexity",

@@ -56,13 +56,13 @@ Metrics (no fine-tuning, so nothing but pre-training is compared):
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Optional
+from dataclasses import dataclass
 
 import numpy as np
 
 from autograd.errors import TrainingError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, settings_of
+from minilm.recipes.bart import BartRecipeConfig
 from minilm.recipes.config import override
 
 NAME = "bart-noising"
@@ -85,30 +85,17 @@ _LABELS = {"infilling": "text infilling", "masking": "token masking", "deletion"
 
 @dataclass(frozen=True)
 class BartNoisingConfig:
-    """``minilm experiment bart-noising``: the BART recipe's sizes, a shorter schedule, the probe's
-    data. ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
-    docs: int = 400                 # synthetic documents (10% held out)
-    steps: int = 400                # pre-training steps of every condition
-    lr: float = 2e-3                # peak learning rate
-    warmup: int = 40                # warm-up steps
-    batch_size: int = 12            # blocks per step
-    max_length: int = 32            # tokens per block, <s> and </s> included
-    mask_ratio: float = 0.3         # share of words masked, deleted or infilled
-    n_layer: int = 2                # encoder and decoder blocks each
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 400           # WordPiece vocabulary
+    """``minilm experiment bart-noising``: the BART recipe's config (``minilm train bart``) with a
+    shorter schedule, and the probe's data. ``quick()``: toy sizes."""
     eval_blocks: int = 128          # held-out blocks of the reconstruction losses
     probe_train: int = 256          # labelled entailment pairs the probe is fitted on
     probe_test: int = 1000          # held-out pairs the probe is scored on
+    recipe: BartRecipeConfig = recipe_field(BartRecipeConfig(), steps=400, warmup=40)  # minilm train bart's, shorter
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=60, steps=160, lr=4e-3, warmup=16, n_head=2, n_embd=32, vocab_size=250,
-                       eval_blocks=48, probe_train=64, probe_test=150)
+        return override(cls(), docs=60, steps=160, lr=4e-3, warmup=16, n_head=2, n_embd=32, vocab_size=250,
+                        eval_blocks=48, probe_train=64, probe_test=150)
 
 
 CONFIG = BartNoisingConfig
@@ -116,7 +103,7 @@ OPTIONS = ("corpus", "docs", "steps")
 
 
 def plan(cfg: BartNoisingConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     metrics = [Metric("probe", "entailment probe"),
                Metric("loss_mean", "loss: mean of the five", percent=False, higher_is_better=False)]
     metrics += [Metric(f"loss_{n}", f"loss: {_LABELS[n]}", percent=False, higher_is_better=False)
@@ -132,9 +119,9 @@ def plan(cfg: BartNoisingConfig) -> Plan:
                "6.10, deletion 90.4 / 84.1 / 24.61 / 5.87, infilling 90.8 / 84.0 / 24.26 / 5.83, rotation "
                "77.2 / 75.3 / 53.69 / 10.59, shuffling 85.4 / 81.5 / 41.87 / 7.89, infilling + shuffling "
                "90.8 / 83.8 / 24.17 / 5.41.",
-               f"Held equal within a seed: the model and its init, {cfg.steps} optimizer steps of {cfg.batch_size} "
-               f"blocks, the same clean blocks each step, so the decoder's target tokens are identical (checked); "
-               f"the encoder's input length depends on the noise (last column).",
+               f"Held equal within a seed: the model and its init, {cfg.recipe.train.steps} optimizer steps of "
+               f"{cfg.recipe.batch_size} blocks, the same clean blocks each step, so the decoder's target tokens are "
+               "identical (checked); the encoder's input length depends on the noise (last column).",
                "loss: X = held-out reconstruction loss (nats per target token, teacher-forced) when the input "
                "is noised by X alone, the same noised inputs for every row; mean of the five: their average (the "
                "combined row is the only one none of the five tests on its own noise). The probe reads the frozen "
@@ -145,11 +132,8 @@ def plan(cfg: BartNoisingConfig) -> Plan:
 
 
 def recipe_config(settings: dict, seed: int, noising: str):
-    """The BART recipe's config for one condition: its defaults, then the experiment's sizes."""
-    from minilm.recipes import bart
-    keys = ("corpus", "docs", "batch_size", "max_length", "mask_ratio", "n_layer", "n_head", "n_embd",
-            "vocab_size", "steps", "lr", "warmup")
-    return override(bart.BartRecipeConfig(), seed=seed, noising=noising, **{k: settings[k] for k in keys})
+    """The BART recipe's config for one condition: the experiment's, with this seed and noising."""
+    return override(config_of(CONFIG, settings).recipe, seed=seed, noising=noising)
 
 
 def expected_target_tokens(recipe, steps: int, seed: int) -> int:

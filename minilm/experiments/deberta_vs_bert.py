@@ -36,14 +36,15 @@ sentences) and held-out MLM loss (mean cross-entropy per masked token, nats; low
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import autograd.functional as F
 from autograd import no_grad
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.recipes.config import override
+from minilm.recipes.deberta import DebertaRecipeConfig
 
 NAME = "deberta-vs-bert"
 HELP = "DeBERTa (relative positions, enhanced mask decoder) vs a BERT of the same size, MLM only"
@@ -55,23 +56,16 @@ CONDITIONS = [REFERENCE, BERT, DEBERTA_NO_EMD, DEBERTA]
 
 @dataclass(frozen=True)
 class DebertaVsBertConfig:
-    """``minilm experiment deberta-vs-bert``: the data and the size every model shares. ``quick()``: toy sizes."""
-    docs: int = 800                 # synthetic documents, 10% held out
-    vocab_size: int = 400           # WordPiece vocabulary
-    max_seq_length: int = 32        # tokens per sentence, [CLS] and [SEP] included
-    n_layer: int = 2                # blocks of every model
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    max_relative_positions: int = 8  # k: DeBERTa's relative distances are clipped at k
-    batch_size: int = 32            # sentences per step
-    steps: int = 1000               # training steps of every model
-    lr: float = 2e-3                # peak learning rate
-    warmup: int = 100               # warm-up steps
+    """``minilm experiment deberta-vs-bert``: the DeBERTa recipe's config (``minilm train deberta``), whose data,
+    size and schedule every model shares. ``quick()``: toy sizes."""
+    recipe: DebertaRecipeConfig = recipe_field(DebertaRecipeConfig(), docs=800, max_relative_positions=8,
+                                               bert_steps=0, steps=1000, warmup=100)  # minilm train deberta's;
+                                                                                       # its BERT: a row of its own
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=100, vocab_size=250, max_seq_length=24, n_head=2, n_embd=32, steps=150, lr=3e-3,
-                       warmup=15)
+        return override(cls(), docs=100, vocab_size=250, max_seq_length=24, n_head=2, n_embd=32, steps=150, lr=3e-3,
+                        warmup=15)
 
 
 CONFIG = DebertaVsBertConfig
@@ -79,7 +73,7 @@ OPTIONS = ("steps",)
 
 
 def plan(cfg: DebertaVsBertConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     return Plan(
         title="DeBERTa vs BERT of the same size, MLM only: held-out masked-LM accuracy and loss",
         conditions=list(CONDITIONS),
@@ -113,11 +107,8 @@ def parameter_counts(settings: dict) -> str:
 
 
 def _recipe_config(settings: dict, seed: int):
-    """The DeBERTa recipe's defaults, then ``settings`` (no BERT inside the recipe)."""
-    from minilm.recipes import deberta
-    keys = ("docs", "vocab_size", "max_seq_length", "n_layer", "n_head", "n_embd", "max_relative_positions",
-            "batch_size")  # steps and lr go to the training loop, not the recipe
-    return override(deberta.DebertaRecipeConfig(), seed=seed, bert_steps=0, **{key: settings[key] for key in keys})
+    """The experiment's DeBERTa recipe config with this run's seed."""
+    return override(config_of(CONFIG, settings).recipe, seed=seed)
 
 
 def held_out_mlm(data, logits_fn) -> dict:
@@ -179,8 +170,9 @@ def _reference(data) -> dict:
 def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     from minilm.models.deberta import DebertaForMaskedLM
     from minilm.recipes import deberta
-    from minilm.train import TrainConfig, train
-    data = deberta.DebertaRecipe(_recipe_config(settings, seed))       # sentences, tokenizer, masks; a DeBERTa
+    from minilm.train import train
+    recipe_cfg = _recipe_config(settings, seed)
+    data = deberta.DebertaRecipe(recipe_cfg)       # sentences, tokenizer, masks; a DeBERTa
     if condition == REFERENCE:
         return _reference(data)
     if condition == BERT:
@@ -194,10 +186,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
         logits_fn = lambda x, mask: recipe.model(x, mask)["logits"]  # noqa: E731
     else:
         raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
-    steps = settings["steps"]
-    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=settings["warmup"], eval_every=steps,
-                      checkpoint_every=steps, seed=seed)
     with tempfile.TemporaryDirectory() as out:
-        train(recipe, cfg, out, progress=False, plot=False)
+        train(recipe, run_schedule(recipe_cfg, seed), out, progress=False, plot=False)
     recipe.model.eval()
     return held_out_mlm(data, logits_fn)

@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.downstream.distill import DistillWeights, StudentRecipe, build_student, inference_parameters
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 
 NAME = "distillation"
 HELP = "DistilBERT / TinyBERT: student depth and objective vs the share of the teacher's accuracy kept"
@@ -199,7 +199,7 @@ def make_student(bundle: dict, layers: int, objective: str, seed: int):
 
 
 def plan(cfg: DistillationConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     if settings["n_train"] < 1 or settings["student_steps"] < 1 or not settings["temperature"] > 0:
         raise ConfigError(f"distillation: n_train={settings['n_train']}, student_steps={settings['student_steps']}, "
                           f"temperature={settings['temperature']}: expected positive values")

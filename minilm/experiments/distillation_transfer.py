@@ -44,13 +44,13 @@ pass on only where the 0× hard-label student is behind it (the paper's regime).
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, make_student, teacher_bundle,
                                              teacher_label, weights_for)
 
@@ -100,7 +100,7 @@ def conditions(settings: dict) -> dict:
 
 
 def plan(cfg: DistillationTransferConfig) -> Plan:
-    s = asdict(cfg)
+    s = settings_of(cfg)
     s["transfer"] = list(s["transfer"])   # as JSON gives it back (--resume compares the settings)
     if s["n_train"] < 1 or s["student_steps"] < 1 or not s["temperature"] > 0:
         raise ConfigError(f"{NAME}: n_train={s['n_train']}, student_steps={s['student_steps']}, "

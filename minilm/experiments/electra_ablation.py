@@ -32,11 +32,8 @@ model itself).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, settings_of
 from minilm.experiments import electra_common as common
-from minilm.recipes.electra import ElectraRecipeConfig
 
 NAME = "electra-ablation"
 HELP = "ELECTRA vs All-tokens MLM, Replace MLM, ELECTRA-15% and BERT at equal compute (Clark et al. Table 5)"
@@ -54,18 +51,12 @@ CONDITIONS = {
 PAPER_GLUE = {"ELECTRA": 85.0, "All-tokens MLM": 84.3, "Replace MLM": 82.4, "ELECTRA 15%": 82.4, "BERT (MLM)": 82.2}
 
 
-@dataclass(frozen=True)
-class ElectraAblationConfig(common.ElectraExperimentConfig):
-    """``minilm experiment electra-ablation``: the shared sizes and the generator's size."""
-    generator_fraction: float = ElectraRecipeConfig().model.generator_hidden_fraction  # generator width / discriminator width
-
-
-CONFIG = ElectraAblationConfig
+CONFIG = common.ElectraExperimentConfig   # the recipe's config (its generator's size too) and the probe's data
 OPTIONS = ("steps", "lr", "probe_train")
 
 
-def plan(cfg: ElectraAblationConfig) -> Plan:
-    s = asdict(cfg)
+def plan(cfg: common.ElectraExperimentConfig) -> Plan:
+    s = settings_of(cfg)
     return Plan(
         title="which pre-training objective gives the best encoder at equal compute?",
         conditions=list(CONDITIONS),
@@ -87,13 +78,13 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition == "bag of words":
         return {"probe": common.bag_of_words_accuracy(seed, settings)}
     spec = CONDITIONS[condition]
+    recipe_cfg = config_of(CONFIG, settings).recipe
     if spec is None:  # no pre-training: a freshly initialised ELECTRA discriminator, same tokenizer
-        recipe, _ = common.pretrain(seed, settings, steps=0, generator_hidden_fraction=settings["generator_fraction"])
+        recipe, _ = common.pretrain(recipe_cfg, seed, steps=0)
         encode, _ = common.encoder_of(recipe.model, "discriminator")
         return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings)}
     overrides, network = spec
-    overrides = {"generator_hidden_fraction": settings["generator_fraction"], **overrides}
-    recipe, metrics = common.pretrain(seed, settings, **overrides)
+    recipe, metrics = common.pretrain(recipe_cfg, seed, **overrides)
     encode, _ = common.encoder_of(recipe.model, network)
     out = {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),
            **common.pretraining_metrics(metrics)}

@@ -3,8 +3,9 @@ the network that would be fine-tuned with a frozen-encoder linear probe on the e
 
 The downstream protocol (the same for ``electra-ablation`` and ``generator-size``):
 
-1. **Pre-train** with ``minilm/recipes/electra.py`` (``objective``, ``generator_hidden_fraction``,
-   ``disc_weight`` and the sizes from the plan's settings), ``minilm.train`` for ``steps`` steps.
+1. **Pre-train** with ``minilm/recipes/electra.py`` (the experiment's ``recipe`` config, with the
+   condition's ``objective``, ``generator_hidden_fraction`` or ``disc_weight``), ``minilm.train`` for
+   ``steps`` steps.
 2. **Freeze** the encoder a downstream task would use (the discriminator for ELECTRA and
    ELECTRA-15%, the main network for the MLM ablations; for the BERT row the generator, which is a
    plain masked LM) and read every premise/hypothesis pair ``[CLS] premise [SEP] hypothesis [SEP]``
@@ -28,69 +29,48 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from autograd import no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
+from minilm.experiments import recipe_field, run_schedule
 from minilm.recipes.electra import ElectraRecipeConfig
 from minilm.recipes.config import override
 
 
-_RECIPE = ElectraRecipeConfig()   # the recipe's defaults: the model's in .model, the schedule's in .train
-
-
 @dataclass(frozen=True)
 class ElectraExperimentConfig:
-    """The settings of the ELECTRA experiments: the recipe's own sizes (``minilm train electra``)
-    with a shorter schedule, and the probe's data. ``quick()``: toy sizes."""
-    steps: int = 300                             # pre-training steps of every run
-    lr: float = _RECIPE.train.lr                       # pre-training peak learning rate
-    warmup: int = 30                             # warm-up steps of the pre-training schedule
-    docs: int = _RECIPE.docs                     # synthetic pre-training documents
-    n_layer: int = _RECIPE.model.n_layer               # blocks of each network
-    n_head: int = _RECIPE.model.n_head                 # attention heads
-    n_embd: int = _RECIPE.model.n_embd                 # H: the discriminator's width
-    batch_size: int = _RECIPE.batch_size         # pre-training sequences per step
-    max_seq_length: int = _RECIPE.max_seq_length  # tokens per pre-training sequence
-    vocab_size: int = _RECIPE.vocab_size         # WordPiece vocabulary
+    """The settings of the ELECTRA experiments: the recipe's config (``minilm train electra``: its
+    sizes, model and schedule) with a shorter run, and the probe's data. ``quick()``: toy sizes."""
     probe_train: int = 256                       # labelled entailment pairs the probe is fitted on
     probe_test: int = 1000                       # held-out pairs the probe is scored on
+    recipe: ElectraRecipeConfig = recipe_field(ElectraRecipeConfig(), steps=300, warmup=30)  # minilm train electra's
 
     @classmethod
     def quick(cls):
-        return replace(cls(), steps=60, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
-                       vocab_size=200, probe_train=64, probe_test=150)
+        return override(cls(), steps=60, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
+                        vocab_size=200, probe_train=64, probe_test=150)
 
 
-def pretrain(seed: int, settings: dict, *, steps: int | None = None, **overrides):
+def pretrain(recipe_cfg: ElectraRecipeConfig, seed: int, *, steps: int | None = None, **overrides):
     """Pre-train one ELECTRA-recipe model; returns ``(recipe, held-out metrics)``.
 
-    ``settings`` holds the sizes (``docs``, ``n_layer``, ``n_head``, ``n_embd``, ``batch_size``,
-    ``max_seq_length``, ``vocab_size``) and the schedule (``steps``, ``lr``, ``warmup``);
-    ``overrides`` are recipe options such as ``objective="electra15"``. ``steps=0`` builds the
-    model and tokenizer without training (the "no pre-training" reference); the metrics are then {}."""
+    ``recipe_cfg`` is the experiment's ``recipe`` (sizes, model, schedule); ``overrides`` are recipe
+    options such as ``objective="electra15"``. ``steps=0`` builds the model and tokenizer without
+    training (the "no pre-training" reference); the metrics are then {}."""
     from minilm.recipes import electra
     from minilm.train import train
-    sizes = {k: settings[k] for k in ("docs", "n_layer", "n_head", "n_embd", "batch_size", "max_seq_length",
-                                      "vocab_size")}
-    recipe = electra.ElectraRecipe(override(electra.ElectraRecipeConfig(), seed=seed, **sizes, **overrides))
-    steps = int(settings["steps"] if steps is None else steps)
-    if steps == 0:
+    cfg = override(recipe_cfg, seed=seed, **overrides)
+    recipe = electra.ElectraRecipe(cfg)
+    schedule = run_schedule(cfg, seed, steps)
+    if schedule.steps == 0:
         return recipe, {}
     with tempfile.TemporaryDirectory(prefix="minilm-electra-") as out:
-        summary = train(recipe, schedule(seed, settings, steps), out, progress=False, plot=False)
+        summary = train(recipe, schedule, out, progress=False, plot=False)
     return recipe, summary["metrics"]
-
-
-def schedule(seed: int, settings: dict, steps: int):
-    """The ``minilm.train`` schedule of every run of these experiments: ``steps`` steps of the
-    settings' ``lr`` and ``warmup``, one held-out evaluation and one checkpoint, at the end."""
-    from minilm.train import TrainConfig
-    return TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
-                       checkpoint_every=steps, seed=seed)
 
 
 def encoder_of(model, network: str):

@@ -52,16 +52,16 @@ import json
 import multiprocessing
 import os
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
 
 from autograd.errors import ConfigError, TrainingError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.experiments import electra_ablation
 from minilm.experiments import electra_common as common
 from minilm.io import atomic_write
 from minilm.models.electra import ElectraConfig
+from minilm.recipes.config import override
 from minilm.recipes.electra import ElectraRecipeConfig
 
 NAME = "electra-efficiency"
@@ -76,19 +76,15 @@ FLOPS_UNIT = 1e12
 
 @dataclass(frozen=True)
 class ElectraEfficiencyConfig(common.ElectraExperimentConfig):
-    """``minilm experiment electra-efficiency``: the shared ELECTRA-experiment sizes, a longer run,
-    the checkpoints probed along it. ``quick()``: toy sizes, 3 checkpoints."""
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
-    steps: int = 600                # pre-training steps of each run (its last checkpoint)
-    warmup: int = 60                # warm-up steps of the pre-training schedule
+    """``minilm experiment electra-efficiency``: the ELECTRA experiments' settings with the recipe's
+    own run length (600 steps, the last checkpoint), and the checkpoints probed along it.
+    ``quick()``: toy sizes, 3 checkpoints."""
     points: int = 6                 # checkpoints probed after step 0, every steps / points steps
-    generator_fraction: float = ElectraRecipeConfig().model.generator_hidden_fraction  # ELECTRA's generator width / H
+    recipe: ElectraRecipeConfig = recipe_field(ElectraRecipeConfig())  # minilm train electra's, 600 steps
 
     @classmethod
     def quick(cls):
-        return replace(super().quick(), points=3)
+        return override(super().quick(), points=3)
 
 
 CONFIG = ElectraEfficiencyConfig
@@ -111,7 +107,7 @@ def condition(model: str, step: int) -> str:
 def model_config(settings: dict, model: str, vocab_size: int | None = None) -> ElectraConfig:
     """The ``ElectraConfig`` shapes of one model at these settings (``vocab_size``: the requested
     vocabulary unless given; the trained tokenizer may have fewer entries)."""
-    overrides = {"generator_hidden_fraction": settings["generator_fraction"], **MODELS[model][0]}
+    overrides = {"generator_hidden_fraction": settings["generator_hidden_fraction"], **MODELS[model][0]}
     return ElectraConfig(vocab_size=vocab_size or settings["vocab_size"],
                          max_position_embeddings=settings["max_seq_length"], n_layer=settings["n_layer"],
                          n_head=settings["n_head"], n_embd=settings["n_embd"],
@@ -156,7 +152,7 @@ def held_equal(configs: dict) -> dict:
 
 
 def plan(cfg: ElectraEfficiencyConfig) -> Plan:
-    s = asdict(cfg)
+    s = settings_of(cfg)
     steps = checkpoints(s)
     configs = {m: model_config(s, m) for m in MODELS}
     kept = held_equal(configs)
@@ -213,11 +209,11 @@ def trajectory(model: str, seed: int, settings: dict) -> dict:
     """{str(step): metrics} at every checkpoint of one pre-training run of ``model``."""
     from minilm.train import train
     overrides, network = MODELS[model]
-    recipe, _ = common.pretrain(seed, settings, steps=0, corpus=settings["corpus"],
-                                **{"generator_hidden_fraction": settings["generator_fraction"], **overrides})
+    recipe_cfg = config_of(CONFIG, settings).recipe
+    recipe, _ = common.pretrain(recipe_cfg, seed, steps=0, **overrides)
     steps = checkpoints(settings)
     run = ProbedRecipe(recipe, network, seed, settings)
-    cfg = replace(common.schedule(seed, settings, steps[-1]), eval_every=steps[1])
+    cfg = replace(run_schedule(recipe_cfg, seed, steps[-1]), eval_every=steps[1])
     with tempfile.TemporaryDirectory(prefix="minilm-electra-efficiency-") as out:
         train(run, cfg, out, progress=False, plot=False)
         history = json.loads((Path(out) / "history.json").read_text())

@@ -20,9 +20,7 @@ the discriminator sees that were actually replaced: a good generator often sampl
 """
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, settings_of
 from minilm.experiments import electra_common as common
 
 NAME = "generator-size"
@@ -35,7 +33,7 @@ OPTIONS = ("steps", "lr")
 
 
 def plan(cfg: common.ElectraExperimentConfig) -> Plan:
-    s = asdict(cfg)
+    s = settings_of(cfg)
     H = s["n_embd"]
     widths = ", ".join(f"{c} → {max(8, min(H, round(f * H)))}" for c, f in FRACTIONS.items())  # ElectraConfig's rule
     return Plan(
@@ -55,7 +53,7 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    recipe, metrics = common.pretrain(seed, settings, objective="electra",
+    recipe, metrics = common.pretrain(config_of(CONFIG, settings).recipe, seed, objective="electra",
                                       generator_hidden_fraction=FRACTIONS[condition])
     encode, _ = common.encoder_of(recipe.model, "discriminator")
     return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),

@@ -68,14 +68,14 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
 from autograd import no_grad
 from autograd.errors import MiniLMError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.tokens_seen import CountTokens  # shared with bakeoff
 from minilm.recipes.config import override
 
@@ -134,7 +134,7 @@ OPTIONS = ("corpus", "docs", "task_text", "seq_len", "steps", "ft_steps")
 
 
 def plan(cfg: GptVsBertConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     return Plan(
         title="frozen features vs fine-tuning, left-to-right vs bidirectional, at equal parameters, tokens and steps",
         conditions=list(CONDITIONS),

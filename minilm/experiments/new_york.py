@@ -41,11 +41,11 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, settings_of
 from minilm.recipes.config import override
 
 NAME = "new-york"
@@ -88,7 +88,7 @@ OPTIONS = ("steps", "K", "no_bert")
 
 
 def plan(cfg: NewYorkConfig) -> Plan:
-    settings = {k: v for k, v in asdict(cfg).items() if k != "no_bert"}  # the rows shown, not a run's setting
+    settings = {k: v for k, v in settings_of(cfg).items() if k != "no_bert"}  # the rows shown, not a run's setting
     conditions = [c for c in CONDITIONS if not (c == BERT and cfg.no_bert)]
     return Plan(
         title="is a masked multi-token name predicted better one token at a time?",

@@ -21,8 +21,9 @@ set of defaults for --quick (``quick=``, an instance): its options then default 
 help names both defaults, and ``from_args(cls, namespace, base=quick or full)`` applies what was given.
 
 A field may hold another config (:func:`nested`): a recipe's config holds the model's config
-(``model``) and the schedule (``train``, a ``minilm.train.TrainConfig``), so that a value such as the
-learning rate is declared once, in the class that uses it. Their fields are options too, with the
+(``model``) and the schedule (``train``, a ``minilm.train.TrainConfig``), and an experiment's config
+holds the recipe's (``recipe``), so that a value such as the learning rate is declared once, in the
+class that uses it. Their fields are options too, with the
 same flat names (``--lr``, ``--n-layer``; two fields of one name anywhere in the tree are an error),
 but for those the recipe sets itself (``nested(..., set_by_recipe=("vocab_size",))``).
 :func:`override` changes fields by those names, wherever they are nested::
@@ -55,7 +56,8 @@ def option_name(field_name: str) -> str:
 def nested(default, *, set_by_recipe=()):
     """A config field that holds another config, ``default`` (a dataclass instance): its fields are
     options of the outer config, but for ``set_by_recipe``, the fields the recipe fills in (from the data:
-    the vocabulary size, the special ids), which no option may set."""
+    the vocabulary size, the special ids), which no option may set, at any depth below this field (an
+    experiment that holds a recipe's config hides the schedule's ``seed``: each run sets its own)."""
     return dataclasses.field(default_factory=lambda: dataclasses.replace(default),
                              metadata={"set_by_recipe": tuple(set_by_recipe)})
 
@@ -78,8 +80,8 @@ def leaves(cls, instance=None) -> dict:
         nested_last = lambda f: ("set_by_recipe" in f.metadata, f.name == "train")  # own, the model's, the schedule
         for f in sorted(own, key=nested_last):
             value = getattr(obj, f.name)
-            if "set_by_recipe" in f.metadata:
-                walk(hints[f.name], value, path + (f.name,), set(f.metadata["set_by_recipe"]))
+            if "set_by_recipe" in f.metadata:  # what is hidden here is hidden in everything below
+                walk(hints[f.name], value, path + (f.name,), hidden | set(f.metadata["set_by_recipe"]))
                 continue
             if f.name in out:
                 raise ConfigError(f"{cls.__name__}: two fields are called {f.name!r} ("

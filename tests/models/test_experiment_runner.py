@@ -136,7 +136,7 @@ def test_every_experiment_has_one_config_and_its_options_come_from_it():
     import argparse
     from dataclasses import fields
     from minilm.experiments import available
-    from minilm.recipes.config import add_options, field_comments, from_args
+    from minilm.recipes.config import add_options, field_comments, from_args, override
     for name, module in available().items():
         full, quick = module.CONFIG(), module.CONFIG.quick()
         assert type(quick) is module.CONFIG and quick != full, name
@@ -147,16 +147,16 @@ def test_every_experiment_has_one_config_and_its_options_come_from_it():
         assert from_args(module.CONFIG, p.parse_args([]), base=quick) == quick      # nothing given: the base
         assert from_args(module.CONFIG, p.parse_args([]), base=full) == full
         if "steps" in module.OPTIONS:
-            assert from_args(module.CONFIG, p.parse_args(["--steps", "7"]), base=quick) == replace(quick, steps=7)
+            assert from_args(module.CONFIG, p.parse_args(["--steps", "7"]), base=quick) == override(quick, steps=7)
         json.dumps(module.plan(quick).settings)
 
 
 def test_the_command_line_reaches_the_config():
     from minilm.cli import build_parser
     from minilm.experiments import masking
-    from minilm.recipes.config import from_args
+    from minilm.recipes.config import from_args, override
     args = build_parser().parse_args(["experiment", "masking", "--quick", "--steps", "7"])
     assert args.experiment_module is masking and not hasattr(args, "docs")    # not given: the base decides
-    assert from_args(masking.CONFIG, args, base=masking.CONFIG.quick()) == replace(masking.CONFIG.quick(), steps=7)
+    assert from_args(masking.CONFIG, args, base=masking.CONFIG.quick()) == override(masking.CONFIG.quick(), steps=7)
     args = build_parser().parse_args(["experiment", "masking", "--docs", "12"])
-    assert from_args(masking.CONFIG, args, base=masking.CONFIG()) == replace(masking.CONFIG(), docs=12)
+    assert from_args(masking.CONFIG, args, base=masking.CONFIG()) == override(masking.CONFIG(), docs=12)

@@ -4,7 +4,6 @@ function, the equal-compute check (and that it can fail), the common test inputs
 --quick run end to end."""
 import json
 import math
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -12,9 +11,9 @@ import pytest
 from autograd.errors import ConfigError, TrainingError
 from minilm import corruption
 from minilm.cli import build_parser
-from minilm.experiments import EXPERIMENTS
+from minilm.experiments import EXPERIMENTS, config_of, settings_of
 from minilm.experiments import bart_noising as exp
-from minilm.recipes.config import from_args
+from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 
 
@@ -82,7 +81,7 @@ def test_each_noising_function():
 def tiny():
     """Tiny settings and two recipes of seed 0 that differ only in their noising."""
     from minilm.recipes import bart
-    settings = asdict(replace(exp.CONFIG.quick(), docs=20, steps=3, eval_blocks=8, probe_train=24, probe_test=30))
+    settings = settings_of(override(exp.CONFIG.quick(), docs=20, steps=3, eval_blocks=8, probe_train=24, probe_test=30))
     build = lambda noising: bart.BartRecipe(exp.recipe_config(settings, 0, noising))  # noqa: E731
     return settings, build("infilling+permutation"), build("deletion")
 

@@ -2,16 +2,15 @@
 held-out measurement, the MLM-only BERT recipe, and (slow) the --quick run end to end."""
 import json
 import math
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 
 from autograd import Tensor
 from minilm.cli import build_parser
-from minilm.experiments import EXPERIMENTS
+from minilm.experiments import EXPERIMENTS, config_of, settings_of
 from minilm.experiments import deberta_vs_bert as exp
-from minilm.recipes.config import from_args
+from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 
 
@@ -61,7 +60,7 @@ def test_held_out_mlm_counts_only_the_masked_positions():
 @pytest.fixture(scope="module")
 def tiny():
     from minilm.recipes import deberta
-    settings = asdict(replace(exp.CONFIG.quick(), docs=20, steps=2))
+    settings = settings_of(override(exp.CONFIG.quick(), docs=20, steps=2))
     return settings, deberta.DebertaRecipe(exp._recipe_config(settings, 0))
 
 

@@ -2,15 +2,15 @@
 shared electra_common.py): the probe, the features, the pairs, the plans, and one quick run each."""
 import json
 import math
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 
 from autograd import Tensor
 from autograd.errors import ConfigError
-from minilm.experiments import EXPERIMENTS, electra_ablation, electra_common, generator_size
+from minilm.experiments import EXPERIMENTS, config_of, electra_ablation, electra_common, generator_size, settings_of
 from minilm.models.electra import ElectraConfig
+from minilm.recipes.config import override
 from tests.models.experiment_quick import quick_run
 
 
@@ -115,7 +115,7 @@ def test_ablation_rows_use_the_right_objective_and_network():
 
 
 def test_generator_fractions_give_distinct_widths_at_the_default_size():
-    H = electra_ablation.CONFIG().n_embd
+    H = electra_ablation.CONFIG().recipe.model.n_embd
     widths = [ElectraConfig(vocab_size=50, n_embd=H, n_head=4, generator_hidden_fraction=f).generator_hidden
               for f in generator_size.FRACTIONS.values()]
     assert widths == sorted(set(widths)) and widths[-1] == H and len(widths) == len(generator_size.FRACTIONS)
@@ -142,15 +142,15 @@ def test_command_line_options_reach_the_settings():
     from minilm.recipes.config import from_args
     args = build_parser().parse_args(["experiment", "electra-ablation", "--steps", "7", "--probe-train", "50"])
     s = electra_ablation.plan(from_args(electra_ablation.CONFIG, args, base=electra_ablation.CONFIG())).settings
-    assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.CONFIG().lr
+    assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.CONFIG().recipe.train.lr
     args = build_parser().parse_args(["experiment", "generator-size", "--quick", "--lr", "0.001"])
     cfg = from_args(generator_size.CONFIG, args, base=generator_size.CONFIG.quick())
     assert generator_size.plan(cfg).settings["lr"] == 0.001
 
 
 def test_no_pretraining_row_is_an_untrained_encoder():
-    s = asdict(replace(electra_ablation.CONFIG.quick(), docs=8, probe_train=12, probe_test=12))
-    recipe, metrics = electra_common.pretrain(0, s, steps=0)
+    s = settings_of(override(electra_ablation.CONFIG.quick(), docs=8, probe_train=12, probe_test=12))
+    recipe, metrics = electra_common.pretrain(config_of(electra_ablation.CONFIG, s).recipe, 0, steps=0)
     assert metrics == {}
     out = electra_ablation.run_one("no pre-training", 0, s)
     assert set(out) == {"probe"} and 0.0 <= out["probe"] <= 1.0

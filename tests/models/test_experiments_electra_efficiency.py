@@ -3,18 +3,18 @@ FLOPs count against the built model's shapes, the held-equal check, probing insi
 changing it, the trajectory shared between worker processes, and (slow) the --quick run end to end."""
 import json
 import math
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from autograd.errors import ConfigError
 from minilm.cli import build_parser
-from minilm.experiments import EXPERIMENTS
+from minilm.experiments import EXPERIMENTS, config_of, settings_of
 from minilm.experiments import electra_common as common
 from minilm.experiments import electra_efficiency as exp
 from minilm.models.electra import Electra
-from minilm.recipes.config import from_args
+from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 
 
@@ -54,7 +54,7 @@ def _matrices_of(model, network):
 
 @pytest.mark.parametrize("embedding_size", [None, 24])
 def test_flops_count_the_shapes_of_the_built_model(embedding_size):
-    settings = asdict(exp.CONFIG())
+    settings = settings_of(exp.CONFIG())
     for model in exp.MODELS:
         cfg = replace(exp.model_config(settings, model), embedding_size=embedding_size)
         built = Electra(cfg, rng=np.random.default_rng(0))
@@ -68,7 +68,7 @@ def test_flops_count_the_shapes_of_the_built_model(embedding_size):
 
 
 def test_held_equal_checks_the_kept_encoders():
-    settings = asdict(exp.CONFIG())
+    settings = settings_of(exp.CONFIG())
     configs = {m: exp.model_config(settings, m) for m in exp.MODELS}
     kept = exp.held_equal(configs)
     assert (kept["layers"], kept["width"], kept["ffn"]) == (2, 64, 256)
@@ -79,16 +79,16 @@ def test_held_equal_checks_the_kept_encoders():
 
 @pytest.fixture(scope="module")
 def tiny():
-    return asdict(replace(exp.CONFIG.quick(), docs=20, steps=4, warmup=1, points=2, n_embd=16, probe_train=30,
-                          probe_test=30, vocab_size=120))
+    return settings_of(override(exp.CONFIG.quick(), docs=20, steps=4, warmup=1, points=2, n_embd=16, probe_train=30,
+                                probe_test=30, vocab_size=120))
 
 
 def test_probing_inside_the_run_leaves_the_run_unchanged(tiny):
     seed = 3
-    plain, metrics = common.pretrain(seed, tiny, generator_hidden_fraction=tiny["generator_fraction"])
+    plain, metrics = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed)
     traj = exp.trajectory("ELECTRA", seed, tiny)
     assert list(traj) == ["0", "2", "4"]
-    again, _ = common.pretrain(seed, tiny, steps=0, generator_hidden_fraction=tiny["generator_fraction"])
+    again, _ = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed, steps=0)
     encode, _ = common.encoder_of(plain.model, "discriminator")
     assert traj["4"]["probe"] == common.entailment_probe(encode, plain.tokenizer, seed, tiny)
     assert traj["4"]["mlm_accuracy"] == metrics["mlm_accuracy"]
