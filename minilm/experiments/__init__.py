@@ -90,10 +90,11 @@ def available() -> dict:
 RUN_FIELDS = ("seed", "eval_every", "checkpoint_every")
 
 
-def recipe_field(default, **changes):
+def recipe_field(default, *, set_by_rows=(), **changes):
     """The ``recipe`` field of an experiment's config: the recipe config ``default`` with ``changes``
-    (option names: ``steps=300``), the fields each run sets (:data:`RUN_FIELDS`) hidden."""
-    return nested(override(default, **changes), set_by_recipe=RUN_FIELDS)
+    (option names: ``steps=300``). Hidden (no option, not in the settings): the fields each run sets
+    (:data:`RUN_FIELDS`) and ``set_by_rows``, those the experiment's rows vary (``masking``)."""
+    return nested(override(default, **changes), set_by_recipe=RUN_FIELDS + tuple(set_by_rows))
 
 
 def settings_of(cfg) -> dict:

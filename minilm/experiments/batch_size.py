@@ -34,15 +34,17 @@ Metrics, on the recipe's held-out documents (never trained on; one fixed mask ea
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from autograd import no_grad
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.experiments.roberta_common import (METRICS, RobertaExperimentConfig, pretrain, recipe_config, scores,
                                                tokens_seen)
+from minilm.recipes.config import override
+from minilm.recipes.roberta import RobertaRecipeConfig
 
 NAME = "batch-size"
 HELP = "RoBERTa's batch size at equal compute: small batches for many steps vs large batches for few"
@@ -52,19 +54,19 @@ TOKEN_TOLERANCE = 0.02    # a run's tokens read may differ from blocks × mean b
 
 @dataclass(frozen=True)
 class BatchSizeConfig(RobertaExperimentConfig):
-    """``minilm experiment batch-size``: the same blocks read in batches of different sizes (the model
-    and probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
-    docs: int = 800                 # synthetic documents, 10% held out
+    """``minilm experiment batch-size``: the same blocks read in batches of different sizes (the recipe
+    and the probes: ``RobertaExperimentConfig``). The recipe's ``--steps`` and ``--lr`` are those of
+    ``ref_batch``; each row sets its batch, steps, learning rate and warm-up. ``quick()``: toy sizes."""
     batch_sizes: str = "8,32,128"   # the batch sizes compared, comma-separated
-    ref_batch: int = 32             # the batch that trains for --steps steps at --lr
-    steps: int = 160                # steps at ref_batch; batch B trains steps × ref_batch / B steps
-    lr: float = 2e-3                # peak learning rate at ref_batch; batch B gets lr × sqrt(B / ref_batch)
+    ref_batch: int = 32             # the batch that trains for --steps steps at --lr; batch B trains
+                                    # steps × ref_batch / B steps at lr × sqrt(B / ref_batch)
     warmup_share: float = 0.1       # warm-up steps as a share of each run's steps
+    recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig(), set_by_rows=("batch_size", "warmup"),
+                                               docs=800, steps=160)  # minilm train roberta's
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=80, steps=40, n_head=2, n_embd=32,
-                       probe_train=64, probe_test=150)
+        return override(cls(), docs=80, steps=40, n_head=2, n_embd=32, probe_train=64, probe_test=150)
 
 
 CONFIG = BatchSizeConfig
@@ -101,7 +103,7 @@ def schedules(settings: dict) -> dict:
 
 
 def plan(cfg: BatchSizeConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     rows = schedules(settings)
     budget = settings["steps"] * settings["ref_batch"]
     return Plan(
@@ -136,10 +138,11 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in rows:
         raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {list(rows)}")
     B, steps, lr, warmup = rows[condition]
-    recipe = roberta.RobertaRecipe(recipe_config(settings, seed, batch_size=B))
+    cfg = recipe_config(config_of(CONFIG, settings), seed, batch_size=B, steps=steps, lr=lr, warmup=warmup)
+    recipe = roberta.RobertaRecipe(cfg)
     seen = tokens_seen(recipe, steps)
     check_tokens(seen, B * steps, float(np.mean([len(b) for b in recipe.train_blocks])))
-    pretrain(recipe, steps, lr, warmup, seed)
+    pretrain(recipe, run_schedule(cfg, seed))
     recipe.model.eval()
     with no_grad():
         held = recipe.evaluate(recipe.model)

@@ -34,13 +34,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.experiments.roberta_common import METRICS, RobertaExperimentConfig
+from minilm.recipes.config import override
+from minilm.recipes.roberta import RobertaRecipeConfig
 
 NAME = "data-and-steps"
 HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a fixed model and batch"
@@ -48,21 +50,20 @@ HELP = "RoBERTa with more data and more steps: a corpus size × steps grid at a 
 
 @dataclass(frozen=True)
 class DataAndStepsConfig(RobertaExperimentConfig):
-    """``minilm experiment data-and-steps``: corpus size × steps at one model and batch (the model and
-    probe sizes: ``RobertaExperimentConfig``). ``quick()``: toy sizes."""
+    """``minilm experiment data-and-steps``: corpus size × steps at one model and batch (the recipe and
+    the probes: ``RobertaExperimentConfig``; the recipe's ``--steps`` are the short runs'). ``quick()``:
+    toy sizes."""
     small_docs: int = 200           # documents of the small corpus
     large_docs: int = 800           # documents of the large corpus
-    steps: int = 100                # the short runs' steps; the long ones run 2×, the longest 4×
     eval_docs: int = 100            # new documents for the held-out metrics
     eval_masks: int = 2             # masks drawn per held-out block
-    batch_size: int = 32            # blocks per step, every row
-    lr: float = 2e-3                # peak learning rate, every row
-    warmup: int = 30                # warm-up steps, every row
+    recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig(), set_by_rows=("docs",), steps=100,
+                                               warmup=30)  # minilm train roberta's; the long runs: 2×, 4× the steps
 
     @classmethod
     def quick(cls):
-        return replace(cls(), small_docs=20, large_docs=60, steps=15, eval_docs=20, warmup=3, n_layer=1, n_head=2,
-                       n_embd=32, probe_train=64, probe_test=150)
+        return override(cls(), small_docs=20, large_docs=60, steps=15, eval_docs=20, warmup=3, n_layer=1, n_head=2,
+                        n_embd=32, probe_train=64, probe_test=150)
 
 
 CONFIG = DataAndStepsConfig
@@ -81,7 +82,7 @@ def grid(settings: dict) -> dict:
 
 
 def plan(cfg: DataAndStepsConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     rows = grid(settings)
     return Plan(
         title="more data, more steps: a corpus size × steps grid at a fixed model and batch",
@@ -149,12 +150,12 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
         if pool is not None:                   # the first n_docs of the corpus before the held-out end
             corpus = os.path.join(tmp, "corpus.txt")
             write_corpus(pool[:n_docs], corpus)
-        cfg = recipe_config({**settings, "corpus": corpus}, seed, docs=n_docs, batch_size=settings["batch_size"])
+        cfg = recipe_config(config_of(CONFIG, settings), seed, corpus=corpus, docs=n_docs, steps=steps)
         train_docs = len(load_documents(cfg)[0])
         recipe = roberta.RobertaRecipe(cfg)
     pairs = heldout_pairs(recipe, held_docs, settings, seed)
     seen = tokens_seen(recipe, steps)
-    pretrain(recipe, steps, settings["lr"], min(settings["warmup"], steps), seed)
+    pretrain(recipe, run_schedule(cfg, seed))
     held = mlm_scores(recipe.model, pairs, recipe.tokenizer.pad_id)
     return {**scores(recipe, held["loss"], held["accuracy"], seed, settings), "train_docs": train_docs,
             "tokens_seen": seen, "epochs": steps * settings["batch_size"] / len(recipe.train_blocks),

@@ -35,12 +35,13 @@ Metrics (all on masks the model never saw, drawn with the recipe's own 80/10/10 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.recipes.config import override
+from minilm.recipes.roberta import RobertaRecipeConfig
 
 NAME = "masking"
 HELP = "RoBERTa's static vs dynamic masking on a small corpus read for many epochs"
@@ -55,23 +56,16 @@ REFERENCE = "most frequent token (no model)"
 
 @dataclass(frozen=True)
 class MaskingConfig:
-    """``minilm experiment masking``: a small corpus read for many epochs. ``quick()``: toy sizes."""
-    docs: int = 200                 # synthetic documents, 90% for training
-    steps: int = 600                # pre-training steps of 32 blocks
+    """``minilm experiment masking``: the RoBERTa recipe's config on a small corpus read for many
+    epochs (600 steps of 32 blocks of 64 tokens), each row its masking. ``quick()``: toy sizes."""
     eval_docs: int = 120            # new documents for the held-out metrics
     eval_masks: int = 4             # masks drawn per held-out block
-    lr: float = 2e-3                # peak learning rate
-    warmup: int = 60                # warm-up steps
-    tokens_per_sample: int = 64     # tokens per block
-    batch_size: int = 32            # blocks per step
-    n_layer: int = 2                # RoBERTa blocks
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 600           # WordPiece vocabulary
+    recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig(), set_by_rows=("masking", "static_copies"),
+                                               docs=200)  # minilm train roberta's, on a small corpus
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=24, steps=150, eval_docs=40, warmup=30)
+        return override(cls(), docs=24, steps=150, eval_docs=40, warmup=30)
 
 
 CONFIG = MaskingConfig
@@ -79,7 +73,7 @@ OPTIONS = ("docs", "steps", "eval_docs")
 
 
 def plan(cfg: MaskingConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     return Plan(
         title="does a new mask every epoch beat a fixed set of masks?",
         conditions=list(CONDITIONS) + [REFERENCE],
@@ -139,15 +133,12 @@ def _eval_blocks(recipe, settings, seed):
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.recipes import roberta
-    from minilm.train import TrainConfig, train
+    from minilm.train import train
     if condition not in CONDITIONS and condition != REFERENCE:
         raise ValueError(f"masking: unknown condition {condition!r}")
     masking, copies = CONDITIONS.get(condition, ("dynamic", 1))
-    recipe = roberta.RobertaRecipe(override(roberta.RobertaRecipeConfig(), seed=seed, docs=settings["docs"], masking=masking,
-                                   static_copies=copies, tokens_per_sample=settings["tokens_per_sample"],
-                                   batch_size=settings["batch_size"], n_layer=settings["n_layer"],
-                                   n_head=settings["n_head"], n_embd=settings["n_embd"],
-                                   vocab_size=settings["vocab_size"]))
+    recipe_cfg = override(config_of(CONFIG, settings).recipe, seed=seed, masking=masking, static_copies=copies)
+    recipe = roberta.RobertaRecipe(recipe_cfg)
     pad = recipe.tokenizer.pad_id
     heldout = [p for c in range(settings["eval_masks"])
                for p in masked_pairs(_eval_blocks(recipe, settings, seed), recipe.masker, seed_prefix=[seed, 98, c])]
@@ -166,10 +157,8 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
         return {"heldout_accuracy": accuracy(heldout), "heldout_loss": recipe.unigram.loss(labels[m], labels[m]),
                 "train_fresh_accuracy": accuracy(fresh), "train_seen_accuracy": accuracy(seen),
                 "epochs": epochs_seen(settings, len(recipe.train_blocks))}
-    cfg = TrainConfig(steps=settings["steps"], lr=settings["lr"], warmup=settings["warmup"],
-                      eval_every=settings["steps"], checkpoint_every=settings["steps"], seed=seed)
     with tempfile.TemporaryDirectory() as out:
-        train(recipe, cfg, out, progress=False, plot=False)
+        train(recipe, run_schedule(recipe_cfg, seed), out, progress=False, plot=False)
     model = recipe.model
     h, f, s = (mlm_scores(model, pairs, pad) for pairs in (heldout, fresh, seen))
     return {"heldout_accuracy": h["accuracy"], "heldout_loss": h["loss"], "train_fresh_accuracy": f["accuracy"],

@@ -4,9 +4,9 @@ FULL-SENTENCES blocks, dynamic masking) at one model size and score it the same 
 
 Shared here, so that the two tables differ only in what they vary:
 
-* the sizes: ``RobertaExperimentConfig``, the fields both configs inherit (blocks, width,
-  vocabulary, the probes' data, ``--corpus``);
-* the recipe built from them (``recipe_config``) and pre-trained with ``minilm.train``
+* the settings: ``RobertaExperimentConfig``, the recipe's config (blocks, width, vocabulary,
+  ``--corpus``, schedule) and the probes' data, which both configs inherit;
+* the recipe config of one run (``recipe_config``), pre-trained with ``minilm.train``
   (``pretrain``);
 * ``tokens_seen``: the tokens read, counted from the recipe's own epoch schedule;
 * the metrics (``scores``): held-out MLM perplexity and accuracy, and the frozen-feature probes on the
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import tempfile
 import math
-from dataclasses import dataclass, replace
-from typing import Optional
+from dataclasses import dataclass
 
 import numpy as np
 
-from minilm.experiments import Metric
+from minilm.experiments import Metric, recipe_field
 from minilm.recipes.config import override
+from minilm.recipes.roberta import RobertaRecipeConfig
 
 __all__ = ["RobertaExperimentConfig", "METRICS", "recipe_config", "pretrain", "tokens_seen", "probes",
            "sentiment_probe", "scores"]
@@ -37,32 +37,24 @@ METRICS = (Metric("heldout_ppl", "held-out MLM perplexity", percent=False, highe
 
 @dataclass(frozen=True)
 class RobertaExperimentConfig:
-    """The sizes and the text both RoBERTa experiments hold fixed across their rows; each
+    """What both RoBERTa experiments hold fixed across their rows: the recipe's config (``minilm train
+    roberta``: blocks, width, vocabulary, ``--corpus``, schedule) and the probes' data; each
     experiment's config adds what it varies."""
-    tokens_per_sample: int = 64     # tokens per block
-    n_layer: int = 2                # RoBERTa blocks
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 600           # byte-level BPE vocabulary
     probe_train: int = 256          # labelled pairs / sentences the probes are fitted on
     probe_test: int = 600           # held-out pairs / sentences the probes are scored on
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
+    recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig())  # minilm train roberta's
 
 
-def recipe_config(settings: dict, seed: int, **changes):
-    """The RoBERTa recipe's defaults with the experiment's sizes (and ``changes``)."""
-    from minilm.recipes import roberta
-    keys = ("corpus", "docs", "tokens_per_sample", "n_layer", "n_head", "n_embd", "vocab_size")
-    return override(roberta.RobertaRecipeConfig(), seed=seed, **{**{k: settings[k] for k in keys if k in settings}, **changes})
+def recipe_config(cfg: RobertaExperimentConfig, seed: int, **changes) -> RobertaRecipeConfig:
+    """The experiment's recipe config for one run: this ``seed`` and the row's ``changes``."""
+    return override(cfg.recipe, seed=seed, **changes)
 
 
-def pretrain(recipe, steps: int, lr: float, warmup: int, seed: int) -> None:
-    from minilm.train import TrainConfig, train
-    cfg = TrainConfig(steps=steps, lr=lr, warmup=warmup, eval_every=steps, checkpoint_every=steps, seed=seed)
+def pretrain(recipe, schedule) -> None:
+    """Train ``recipe`` with ``minilm.train`` on ``schedule`` (a ``TrainConfig``: ``run_schedule``)."""
+    from minilm.train import train
     with tempfile.TemporaryDirectory(prefix="minilm-roberta-") as out:
-        train(recipe, cfg, out, progress=False, plot=False)
+        train(recipe, schedule, out, progress=False, plot=False)
 
 
 def tokens_seen(recipe, steps: int) -> int:

@@ -72,14 +72,14 @@ sentences.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, replace
-from typing import Optional
+from dataclasses import dataclass
 
 import numpy as np
 
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan
+from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.recipes.config import override
+from minilm.recipes.roberta import RobertaRecipeConfig
 
 NAME = "roberta-inputs"
 HELP = "RoBERTa's input formats (SEGMENT-PAIR+NSP, SENTENCE-PAIR+NSP, FULL-SENTENCES, DOC-SENTENCES)"
@@ -96,29 +96,18 @@ CONDITIONS = [*FORMATS, REFERENCE]
 
 @dataclass(frozen=True)
 class RobertaInputsConfig:
-    """``minilm experiment roberta-inputs``: the corpus, the model and the compute every format shares.
-    ``quick()``: toy sizes."""
-    corpus: Optional[str] = None    # "real": the English text minilm ships (Jargon File 4.4.7, 1.3 MB,
-                                    # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
-                                    # blank lines, one sentence per line (default: the synthetic corpus)
-    docs: int = 400                 # synthetic documents, 10% held out
-    steps: int = 300                # optimizer steps of every format
-    tokens_per_batch: int = 2048    # tokens per step of every format: inputs are added while they fit
-    tokens_per_sample: int = 64     # the longest input (block or pair), <s> included
-    lr: float = 2e-3                # peak learning rate
-    warmup: int = 30                # warm-up steps
-    n_layer: int = 2                # encoder layers
-    n_head: int = 4                 # attention heads
-    n_embd: int = 64                # width
-    vocab_size: int = 600           # byte-level BPE vocabulary
+    """``minilm experiment roberta-inputs``: the RoBERTa recipe's config (the corpus, the model and the
+    compute every format shares), each row its ``packing``. ``quick()``: toy sizes."""
     probe_train: int = 256          # labelled examples each probe is fitted on (per task)
     probe_test: int = 1000          # held-out examples each probe is scored on
     token_tolerance: float = 0.05   # a run may train on at most this share fewer tokens than steps × tokens_per_batch
+    recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig(), set_by_rows=("packing",), steps=300,
+                                               warmup=30, tokens_per_batch=2048)  # minilm train roberta's
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=60, steps=40, tokens_per_batch=1024, warmup=5, n_layer=1, n_head=2, n_embd=32,
-                       vocab_size=400, probe_train=64, probe_test=200)
+        return override(cls(), docs=60, steps=40, tokens_per_batch=1024, warmup=5, n_layer=1, n_head=2, n_embd=32,
+                        vocab_size=400, probe_train=64, probe_test=200)
 
 
 CONFIG = RobertaInputsConfig
@@ -126,7 +115,7 @@ OPTIONS = ("corpus", "docs", "steps", "tokens_per_batch")
 
 
 def plan(cfg: RobertaInputsConfig) -> Plan:
-    settings = asdict(cfg)
+    settings = settings_of(cfg)
     return Plan(
         title="RoBERTa's input formats at equal steps and tokens: frozen-feature probes and held-out MLM",
         conditions=list(CONDITIONS),
@@ -158,13 +147,10 @@ def check_tokens(tokens_seen: int, settings: dict, condition: str = "") -> None:
 
 
 def recipe_config(condition: str, seed: int, settings: dict):
-    """The RoBERTa recipe's defaults, then the format and the shared sizes."""
-    from minilm.recipes import roberta
+    """The experiment's RoBERTa recipe config with this seed and the row's format."""
     if condition not in CONDITIONS:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
-    keys = ("corpus", "docs", "tokens_per_sample", "tokens_per_batch", "n_layer", "n_head", "n_embd", "vocab_size")
-    return override(roberta.RobertaRecipeConfig(), seed=seed, packing=FORMATS.get(condition, "full"),
-                   **{k: settings[k] for k in keys})
+    return override(config_of(CONFIG, settings).recipe, seed=seed, packing=FORMATS.get(condition, "full"))
 
 
 def tokens_seen(recipe, steps: int) -> int:
@@ -250,7 +236,7 @@ def shared_mlm_accuracy(recipe, cfg) -> float:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     from minilm.recipes import roberta
-    from minilm.train import TrainConfig, train
+    from minilm.train import train
     cfg = recipe_config(condition, seed, settings)
     recipe = roberta.RobertaRecipe(cfg)
     seen = 0
@@ -258,10 +244,8 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
         steps = settings["steps"]
         seen = tokens_seen(recipe, steps)
         check_tokens(seen, settings, condition)
-        tcfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=min(settings["warmup"], steps), eval_every=steps,
-                           checkpoint_every=steps, seed=seed)
         with tempfile.TemporaryDirectory(prefix="minilm-roberta-inputs-") as out:
-            train(recipe, tcfg, out, progress=False, plot=False)
+            train(recipe, run_schedule(cfg, seed), out, progress=False, plot=False)
     recipe.model.eval()
     return {**probes(recipe, seed, settings), "mlm_accuracy": shared_mlm_accuracy(recipe, cfg),
             "tokens_seen_k": seen / 1000}

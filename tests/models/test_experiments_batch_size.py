@@ -3,17 +3,16 @@ data_and_steps.py): their plans, the equal-compute checks, the held-out split of
 (slow) both --quick runs end to end."""
 import json
 import math
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 
 from autograd.errors import ConfigError
 from minilm.cli import build_parser
-from minilm.experiments import EXPERIMENTS
+from minilm.experiments import EXPERIMENTS, settings_of
 from minilm.experiments import batch_size as bs
 from minilm.experiments import data_and_steps as ds
-from minilm.recipes.config import from_args
+from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 
 
@@ -29,13 +28,13 @@ def test_registered_planned_and_quick_is_smaller(exp):
     json.dumps(full.settings)
     args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "8", "--corpus", "x.txt"])
     cfg = from_args(exp.CONFIG, args, base=exp.CONFIG())
-    assert (cfg.steps, cfg.corpus) == (8, "x.txt")
+    assert (cfg.recipe.train.steps, cfg.recipe.corpus) == (8, "x.txt")
     with pytest.raises(ValueError, match="unknown condition"):
         exp.run_one("batch 3", 0, full.settings)
 
 
 def test_batch_rows_read_the_same_blocks_with_sqrt_scaled_lr():
-    settings = asdict(bs.CONFIG())
+    settings = settings_of(bs.CONFIG())
     rows = bs.schedules(settings)
     assert {B * s for B, s, _, _ in rows.values()} == {settings["steps"] * settings["ref_batch"]}
     for B, steps, lr, warmup in rows.values():
@@ -57,8 +56,7 @@ def test_token_check_passes_within_tolerance_and_fails_outside():
 @pytest.fixture(scope="module")
 def tiny_recipe():
     from minilm.recipes import roberta
-    settings = asdict(replace(bs.CONFIG.quick(), docs=20))
-    return roberta.RobertaRecipe(bs.recipe_config(settings, 0, batch_size=4))
+    return roberta.RobertaRecipe(bs.recipe_config(override(bs.CONFIG.quick(), docs=20), 0, batch_size=4))
 
 
 def test_tokens_seen_counts_the_recipes_own_batches(tiny_recipe):
@@ -75,7 +73,7 @@ def test_tokens_seen_counts_the_recipes_own_batches(tiny_recipe):
 
 def test_data_grid_and_held_out_end_of_a_corpus(tmp_path):
     from minilm.data import write_corpus
-    settings = asdict(ds.CONFIG())
+    settings = settings_of(ds.CONFIG())
     rows = ds.grid(settings)
     S, small, large = settings["steps"], settings["small_docs"], settings["large_docs"]
     assert list(rows.values()) == [(small, S), (small, 2 * S), (large, S), (large, 2 * S), (large, 4 * S)]

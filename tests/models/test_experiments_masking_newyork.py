@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from minilm.experiments import masking, new_york
+from minilm.recipes.config import override
 from tests.models.experiment_quick import quick_run
 
 
@@ -19,7 +20,7 @@ def test_masking_plan_sizes_and_overrides():
     assert quick.settings["steps"] < full.settings["steps"] and quick.settings["docs"] <= full.settings["docs"]
     assert [m.key for m in full.metrics][:2] == ["heldout_accuracy", "heldout_loss"]
     json.dumps(full.settings)  # JSON-able
-    s = masking.plan(replace(masking.CONFIG(), docs=12, steps=7)).settings
+    s = masking.plan(override(masking.CONFIG(), docs=12, steps=7)).settings
     assert (s["docs"], s["steps"], s["eval_docs"]) == (12, 7, full.settings["eval_docs"])
 
 
@@ -62,7 +63,7 @@ def test_mlm_scores_counts_only_masked_tokens():
 
 
 def test_masking_unknown_condition_raises():
-    settings = masking.plan(replace(masking.CONFIG.quick(), docs=6, eval_docs=4)).settings
+    settings = masking.plan(override(masking.CONFIG.quick(), docs=6, eval_docs=4)).settings
     with pytest.raises(ValueError, match="unknown condition"):
         masking.run_one("half-static", 0, settings)
 

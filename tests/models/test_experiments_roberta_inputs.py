@@ -3,7 +3,6 @@ check, the RoBERTa recipe's input formats (--packing segment-pair / sentence-pai
 the one-sentence NSP pairs, and (slow) the --quick run end to end."""
 import json
 import math
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -11,10 +10,10 @@ import pytest
 from autograd.errors import ConfigError, MiniLMError
 from minilm.cli import build_parser
 from minilm.data import sentence_pair_instances
-from minilm.experiments import EXPERIMENTS
+from minilm.experiments import EXPERIMENTS, settings_of
 from minilm.experiments import roberta_inputs as exp
 from minilm.recipes import roberta
-from minilm.recipes.config import from_args
+from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 from minilm.recipes.config import override
 
@@ -81,7 +80,7 @@ def test_sentence_pairs_hold_one_sentence_a_segment():
 
 @pytest.fixture(scope="module")
 def recipes():
-    settings = asdict(replace(exp.CONFIG.quick(), docs=16, tokens_per_batch=300, vocab_size=300))
+    settings = settings_of(override(exp.CONFIG.quick(), docs=16, tokens_per_batch=300, vocab_size=300))
     return settings, {c: roberta.RobertaRecipe(exp.recipe_config(c, 0, settings)) for c in exp.FORMATS}
 
 
