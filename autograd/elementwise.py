@@ -3,8 +3,10 @@
 Binary operations broadcast like NumPy, so their backward must *un-broadcast*: sum the incoming
 gradient over the axes that broadcasting stretched, giving each input a gradient of its own shape.
 
-The unary ops (Exp, Log, Tanh, ReLU, ...) are written out one class each, parallel on purpose: a
-reader sees each forward beside its backward and the Task 1.2 slot it calls, as in micrograd.
+Where two or more ops differ only in their NumPy function and their slot, a small base class runs
+the two and each op states them, forward beside backward: ``_AddSub`` (a ± b, whose gradient needs
+only the shapes) and ``_UnaryFromOutput`` (eᵃ, tanh, σ, whose derivative is written with the
+output). Every other op writes its forward and backward out, with what it keeps for the backward.
 """
 import numpy as np
 
@@ -54,30 +56,30 @@ class _Binary(Function):
         return super().apply(a, b)
 
 
-class Add(_Binary):
+class _AddSub(_Binary):
+    """a ± b: dL/da = g and dL/db = ±g, each un-broadcast to its input's shape. The gradient needs
+    only the shapes, so the forward keeps zero-memory stand-ins (``shape_only``), not a and b."""
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.save_for_backward(shape_only(a), shape_only(b))
+        return cls.forward_fn(a, b)
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        return cls.backward_slot(grad_output, *ctx.saved_tensors)
+
+
+class Add(_AddSub):
     name = "add"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(shape_only(a), shape_only(b))  # the gradient needs only the shapes
-        return a + b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.add_backward(grad_output, *ctx.saved_tensors)
+    forward_fn = np.add                     # a + b
+    backward_slot = slots.add_backward      # dL/da = g, dL/db = g
 
 
-class Sub(_Binary):
+class Sub(_AddSub):
     name = "sub"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(shape_only(a), shape_only(b))  # the gradient needs only the shapes
-        return a - b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.sub_backward(grad_output, *ctx.saved_tensors)
+    forward_fn = np.subtract                # a − b
+    backward_slot = slots.sub_backward      # dL/da = g, dL/db = −g
 
 
 class Mul(_Binary):
@@ -158,16 +160,49 @@ class RPow(Function):
         return grad
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.exp(a)
+class _UnaryFromOutput(Function):
+    """y = f(a) elementwise, for an f whose derivative is written with its output y:
+
+        (eᵃ)' = y        tanh'(a) = 1 − y²        σ'(a) = y·(1 − y)
+
+    so the forward keeps y (not a), and the backward is the Task 1.2 slot ``backward_slot(g, y)``.
+    Each op states ``forward_fn`` (f on a NumPy array) and ``backward_slot``."""
+
+    @classmethod
+    def forward(cls, ctx, a):
+        out = cls.forward_fn(a)
         ctx.save_for_backward(out)
         return out
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.exp_backward(grad_output, *ctx.saved_tensors)
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        return cls.backward_slot(grad_output, *ctx.saved_tensors)
+
+
+class Exp(_UnaryFromOutput):
+    forward_fn = np.exp                     # y = eᵃ
+    backward_slot = slots.exp_backward      # dL/da = g·y
+
+
+class Tanh(_UnaryFromOutput):
+    forward_fn = np.tanh                    # y = tanh a
+    backward_slot = slots.tanh_backward     # dL/da = g·(1 − y²)
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    """σ(a) = 1 / (1 + e⁻ᵃ) where a ≥ 0 and eᵃ / (1 + eᵃ) where a < 0: the two branches keep
+    exp() from overflowing for large |a|."""
+    out = np.empty_like(a)
+    pos = a >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
+    ea = np.exp(a[~pos])
+    out[~pos] = ea / (1.0 + ea)
+    return out
+
+
+class Sigmoid(_UnaryFromOutput):
+    forward_fn = _sigmoid                   # y = σ(a)
+    backward_slot = slots.sigmoid_backward  # dL/da = g·y·(1 − y)
 
 
 class Log(Function):
@@ -179,35 +214,6 @@ class Log(Function):
     @staticmethod
     def backward(ctx, grad_output):
         return slots.log_backward(grad_output, *ctx.saved_tensors)
-
-
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.tanh(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.tanh_backward(grad_output, *ctx.saved_tensors)
-
-
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, a):
-        # the two branches keep exp() from overflowing for large |a|
-        out = np.empty_like(a)
-        pos = a >= 0
-        out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
-        ea = np.exp(a[~pos])
-        out[~pos] = ea / (1.0 + ea)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.sigmoid_backward(grad_output, *ctx.saved_tensors)
 
 
 class LogSigmoid(Function):

@@ -12,8 +12,8 @@ classes and keeps the composed versions (``_softmax_composed``, ...) as the twin
 adds the bias into the product's output in place and saves only ``x`` and ``W``, where the
 composed version keeps the product *and* the sum alive until the backward.
 
-Softmax and LogSoftmax (and the other single-kernel ops) are parallel on purpose: each class is
-one op's forward beside its backward, the house style, rather than one class with a flag.
+Softmax and LogSoftmax share one forward and backward (``_AlongAxis``): each states the two kernels
+it runs, forward beside backward.
 
 Letters: N rows, V classes, C features, B batch, H heads, Tq queries, Tk keys.
 """
@@ -28,36 +28,34 @@ from .errors import ShapeError
 from .linalg import matmul_backward
 
 
-class Softmax(Function):
+class _AlongAxis(Function):
+    """An op along one ``axis`` whose backward needs only its output: ``forward_kernel`` and
+    ``backward_kernel`` name fields of ``kernels.active`` (looked up at each call, so that
+    ``set_backend`` takes effect), called as ``forward(x, axis)`` and ``backward(g, out, axis)``."""
+
+    @classmethod
+    def forward(cls, ctx, x, axis=-1):
+        out = getattr(kernels.active, cls.forward_kernel)(x, axis)
+        ctx.save_for_backward(out)
+        ctx.axis = axis
+        return out
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return getattr(kernels.active, cls.backward_kernel)(grad_output, out, ctx.axis)
+
+
+class Softmax(_AlongAxis):
     """p = softmax(x) along ``axis`` (max subtracted first)."""
-
-    @staticmethod
-    def forward(ctx, x, axis=-1):
-        out = kernels.active.softmax_forward(x, axis)
-        ctx.save_for_backward(out)
-        ctx.axis = axis
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (out,) = ctx.saved_tensors
-        return kernels.active.softmax_backward(grad_output, out, ctx.axis)  # p ⊙ (g − Σ g⊙p)
+    forward_kernel = "softmax_forward"
+    backward_kernel = "softmax_backward"            # p ⊙ (g − Σ g⊙p)
 
 
-class LogSoftmax(Function):
+class LogSoftmax(_AlongAxis):
     """log softmax(x) = x − m − log Σ exp(x − m) along ``axis``."""
-
-    @staticmethod
-    def forward(ctx, x, axis=-1):
-        out = kernels.active.log_softmax_forward(x, axis)
-        ctx.save_for_backward(out)
-        ctx.axis = axis
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (out,) = ctx.saved_tensors
-        return kernels.active.log_softmax_backward(grad_output, out, ctx.axis)  # g − exp(out)·Σ g
+    forward_kernel = "log_softmax_forward"
+    backward_kernel = "log_softmax_backward"        # g − exp(out)·Σ g
 
 
 class SoftmaxCrossEntropy(Function):

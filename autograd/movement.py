@@ -3,7 +3,8 @@
 These only re-arrange numbers, so each backward re-arranges the gradient back (Task 1.3 for
 reshape, transpose, indexing and gather; cat and stack split the gradient).
 
-Cat and Stack are parallel on purpose: each op's forward beside its own backward, one class each.
+Cat and Stack join arrays with NumPy through one helper, ``_join``, which names the shapes when
+they do not fit; each keeps its own backward.
 """
 import numpy as np
 
@@ -107,13 +108,19 @@ def gather_index(index, axis):
     return tuple(grids)
 
 
+def _join(join, arrays, axis, op, problem):
+    """``join(arrays, axis=axis)`` (``np.concatenate`` or ``np.stack``); where NumPy refuses, a
+    ShapeError that starts with ``op`` and shows every shape."""
+    try:
+        return join(arrays, axis=axis)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {[x.shape for x in arrays]} {problem}") from None
+
+
 class Cat(Function):
     @staticmethod
     def forward(ctx, *arrays, axis=0):
-        try:
-            out = np.concatenate(arrays, axis=axis)
-        except ValueError:
-            raise ShapeError(f"cat along axis {axis}: shapes {[x.shape for x in arrays]} do not fit") from None
+        out = _join(np.concatenate, arrays, axis, f"cat along axis {axis}", "do not fit")
         ctx.axis, ctx.sizes = axis, [x.shape[axis] for x in arrays]
         return out
 
@@ -126,10 +133,7 @@ class Cat(Function):
 class Stack(Function):
     @staticmethod
     def forward(ctx, *arrays, axis=0):
-        try:
-            out = np.stack(arrays, axis=axis)
-        except ValueError:
-            raise ShapeError(f"stack: shapes {[x.shape for x in arrays]} are not all equal") from None
+        out = _join(np.stack, arrays, axis, "stack", "are not all equal")
         ctx.axis, ctx.n = axis, len(arrays)
         return out
 

@@ -1,6 +1,7 @@
 """Reductions: sum, mean, max. Forward is NumPy; backward is Task 1.3.
 
-Sum and Mean are parallel on purpose: each op's forward beside the Task 1.3 slot its backward calls.
+Sum and Mean need only the input's shape for their gradient, so they share a forward and backward
+(``_ShapeOnlyReduction``): each states its NumPy reduction and its slot, forward beside backward.
 """
 import numpy as np
 
@@ -25,28 +26,41 @@ def _check_axis(op, shape, axis):
     return int(axis) if single else tuple(int(ax) for ax in axis)
 
 
-class Sum(Function):
-    @staticmethod
-    def forward(ctx, a, axis=None, keepdims=False):
-        axis = _check_axis("sum", a.shape, axis)
+class _ShapeOnlyReduction(Function):
+    """A reduction whose gradient spreads g back over the reduced axes, and so needs no values of
+    ``a``: the forward keeps ``(a.shape, axis, keepdims)``, and the backward is the Task 1.3 slot
+    ``backward_slot(g, shape, axis, keepdims)``. Each op states ``name`` (for errors), its NumPy
+    ``reduce`` and its ``backward_slot``."""
+
+    @classmethod
+    def forward(cls, ctx, a, axis=None, keepdims=False):
+        axis = _check_axis(cls.name, a.shape, axis)
         ctx.args = a.shape, axis, keepdims
+        return cls.reduce(a, axis, keepdims)
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        return cls.backward_slot(grad_output, *ctx.args)
+
+
+class Sum(_ShapeOnlyReduction):
+    """Σ over ``axis``; dL/da = g broadcast back to a's shape."""
+    name = "sum"
+    backward_slot = slots.sum_backward
+
+    @staticmethod
+    def reduce(a, axis, keepdims):
         return np.asarray(a.sum(axis=axis, keepdims=keepdims))
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.sum_backward(grad_output, *ctx.args)
 
+class Mean(_ShapeOnlyReduction):
+    """Σ / n over ``axis``; dL/da = g / n broadcast back to a's shape (n: the elements reduced)."""
+    name = "mean"
+    backward_slot = slots.mean_backward
 
-class Mean(Function):
     @staticmethod
-    def forward(ctx, a, axis=None, keepdims=False):
-        axis = _check_axis("mean", a.shape, axis)
-        ctx.args = a.shape, axis, keepdims
+    def reduce(a, axis, keepdims):
         return np.asarray(a.mean(axis=axis, keepdims=keepdims), dtype=a.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return slots.mean_backward(grad_output, *ctx.args)
 
 
 class Max(Function):

@@ -5,17 +5,18 @@ from minilm.cli import add_common
 
 ORDER = 60
 
+DESCRIPTION = """\
+Time the reference workload GPT-mini (V=256, T=64, B=32, C=128, 4 layers, 4 heads, float32, AdamW)
+and BERT-mini: median ms per training step, tokens/s; each numba kernel against its NumPy twin;
+matmul GFLOP/s against NumPy's BLAS; the peak memory of the training steps and the time to the first
+step (cold and warm numba cache), each in a fresh process. --vs-torch runs the same GPT-mini in
+PyTorch (the optional 'bench' extra) in turn with ours and prints the ratio. Takes 1-3 minutes."""
+
 
 def register(sub):
     from minilm.bench import PARTS
-    p = sub.add_parser(
-        "bench", help="benchmark training steps and kernels (--vs-torch: beside PyTorch)",
-        description="Time the reference workload GPT-mini (V=256, T=64, B=32, C=128, 4 layers, 4 heads, "
-                    "float32, AdamW) and BERT-mini: median ms per training step, tokens/s; each numba "
-                    "kernel against its NumPy twin; matmul GFLOP/s against NumPy's BLAS; the peak memory "
-                    "of the training steps and the time to the first step (cold and warm numba cache), "
-                    "each in a fresh process. --vs-torch runs the same GPT-mini in PyTorch (the optional "
-                    "'bench' extra) in turn with ours and prints the ratio. Takes 1-3 minutes.")
+    p = sub.add_parser("bench", help="benchmark training steps and kernels (--vs-torch: beside PyTorch)",
+                       description=DESCRIPTION)
     add_common(p)
     p.add_argument("--vs-torch", action="store_true", help="also time GPT-mini in PyTorch (needs torch, CPU build)")
     p.add_argument("--steps", type=int, default=20, help="timed training steps per workload (default 20)")

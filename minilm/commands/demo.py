@@ -8,16 +8,17 @@ from minilm.cli import add_common
 
 ORDER = 1
 
+DESCRIPTION = """\
+Train one tiny Transformer (d=32, 4 heads, one block) jointly on the GPT (next character, causal
+mask) and BERT (masked characters, bidirectional) objectives over six sentences, then report what
+each objective learned: the GPT loss, the MLM loss on a fixed mask set, the top three characters
+after 'cats ' and for the cloze 'cats eat _' with their probabilities, and the [CLS] distances.
+Saves a figure of the loss curves and the [CLS] distance matrix."""
+
 
 def register(sub):
-    p = sub.add_parser(
-        "demo", help="the seed experiment: one tiny Transformer trained on GPT + BERT objectives",
-        description="Train one tiny Transformer (d=32, 4 heads, one block) jointly on the GPT (next "
-                    "character, causal mask) and BERT (masked characters, bidirectional) objectives over "
-                    "six sentences, then report what each objective learned: the GPT loss, the MLM loss on "
-                    "a fixed mask set, the top three characters after 'cats ' and for the cloze "
-                    "'cats eat _' with their probabilities, and the [CLS] distances. Saves a figure of "
-                    "the loss curves and the [CLS] distance matrix.")
+    p = sub.add_parser("demo", help="the seed experiment: one tiny Transformer trained on GPT + BERT objectives",
+                       description=DESCRIPTION)
     add_common(p)
     p.add_argument("--seeds", type=int, default=1, help="repeat over seeds SEED..SEED+N-1 and report how "
                                                         "often each result holds (default 1)")

@@ -25,17 +25,18 @@ from minilm.cli import add_common
 
 ORDER = 40
 
+DESCRIPTION = """\
+minilm embed DIR TEXT...: sentence embeddings from a Hugging Face BERT folder (e.g.
+all-MiniLM-L6-v2) as sentence-transformers makes them: mean pooling over the attention mask, then L2
+normalisation. minilm embed --static: static word vectors (Bommasani et al. 2020), decontextualised
+and aggregated, per layer 0..L and subword pooling f, scored by the AUC of same-category vs
+different-category word pairs, from a BERT trained here or from any encoder folder DIR (bert,
+roberta, distilbert, electra, deberta)."""
+
 
 def register(sub):
     p = sub.add_parser("embed", help="sentence embeddings from a pretrained folder (DIR TEXT...), or static "
-                                     "word vectors per layer (--static)",
-                       description="minilm embed DIR TEXT...: sentence embeddings from a Hugging Face BERT folder "
-                                   "(e.g. all-MiniLM-L6-v2) as sentence-transformers makes them: mean pooling over "
-                                   "the attention mask, then L2 normalisation. minilm embed --static: static word "
-                                   "vectors (Bommasani et al. 2020), decontextualised and aggregated, per layer "
-                                   "0..L and subword pooling f, scored by the AUC of same-category vs "
-                                   "different-category word pairs, from a BERT trained here or from any encoder "
-                                   "folder DIR (bert, roberta, distilbert, electra, deberta).")
+                                     "word vectors per layer (--static)", description=DESCRIPTION)
     add_common(p)
     p.add_argument("model_dir", nargs="?", metavar="DIR",
                    help="a pretrained BERT folder (config.json, model.safetensors, vocab.txt or tokenizer.json); "

@@ -22,16 +22,18 @@ from minilm.cli import add_common
 ORDER = 41
 TEXT = "Bert knows Snuffleupagus"
 
+DESCRIPTION = """\
+minilm inspect DIR --text TEXT: the pieces and ids of TEXT (special tokens included), the number and
+shape of the hidden states (embeddings + each layer), and for a BERT with a pooler the cosine
+between h[CLS] and pooler_output. --compare DIR2 shows a second folder's tokenisation beside it.
+--replaced (an ELECTRA discriminator): p(replaced) per token instead; --generator DIR2 masks tokens
+and lets the ELECTRA generator fill them first."""
+
 
 def register(sub):
     p = sub.add_parser("inspect", help="word pieces, ids, hidden states and h[CLS] vs pooler_output of a Hugging "
                                        "Face folder (the course's hands-on); --replaced: ELECTRA's p(replaced)",
-                       description="minilm inspect DIR --text TEXT: the pieces and ids of TEXT (special tokens "
-                                   "included), the number and shape of the hidden states (embeddings + each "
-                                   "layer), and for a BERT with a pooler the cosine between h[CLS] and "
-                                   "pooler_output. --compare DIR2 shows a second folder's tokenisation beside it. "
-                                   "--replaced (an ELECTRA discriminator): p(replaced) per token instead; "
-                                   "--generator DIR2 masks tokens and lets the ELECTRA generator fill them first.")
+                       description=DESCRIPTION)
     add_common(p)
     p.add_argument("model_dir", metavar="DIR", help="a Hugging Face folder (config.json, model.safetensors, "
                                                     "tokenizer files): gpt2, bert, roberta, distilbert, electra, "

@@ -21,18 +21,34 @@ from minilm.cli import add_common
 ORDER = 40
 DEFAULT_TEXT = "cats eat fish. dogs drink water. birds sing songs. cats drink milk."
 
+DESCRIPTION = """\
+The pictures of the course. Every figure writes one PNG (--out) and prints its path. The figures
+run the library's own functions, so with --impl exercises they show your masks and corruptions."""
+
+FIGURE_DESCRIPTIONS = {  # each figure's --help description
+    "attention": """\
+Run TEXT through a checkpoint of minilm train (GPT, BERT, ...) and draw every attention head's
+probabilities (rows: query tokens, columns: key tokens).""",
+    "masks": """\
+Causal, padding, prefix LM, XLNet's content and query streams and T5's encoder, decoder and
+cross-attention masks, from minilm.blocks and minilm.corruption.xlnet_inputs.""",
+    "corruption": """\
+BERT, RoBERTa, ELECTRA, T5 and the five BART noising functions applied to TEXT, drawn as
+coloured tokens. ELECTRA's generator is uniformly random unless --generator gives a BERT or
+ELECTRA checkpoint.""",
+    "losses": """\
+Read RUN_DIR/history.json (written by minilm train) of each run and draw the training and
+held-out losses on one plot.""",
+}
+
 
 def register(sub):
     p = sub.add_parser("plot", help="draw a figure: attention, masks, corruption, losses (PNG)",
-                       description="The pictures of the course. Every figure writes one PNG (--out) and "
-                                   "prints its path. The figures run the library's own functions, so with "
-                                   "--impl exercises they show your masks and corruptions.")
+                       description=DESCRIPTION)
     figs = p.add_subparsers(dest="figure", metavar="FIGURE", required=True)
 
     a = figs.add_parser("attention", help="attention maps of a trained model, per layer and head",
-                        description="Run TEXT through a checkpoint of minilm train (GPT, BERT, ...) and "
-                                    "draw every attention head's probabilities (rows: query tokens, "
-                                    "columns: key tokens).")
+                        description=FIGURE_DESCRIPTIONS["attention"])
     a.add_argument("checkpoint", type=Path, help="a checkpoint.npz written by minilm train")
     a.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to read (default {DEFAULT_TEXT!r})")
     a.add_argument("--max-tokens", type=int, default=24, help="cut the text to this many tokens (default 24)")
@@ -40,18 +56,14 @@ def register(sub):
     a.set_defaults(func=run_attention)
 
     m = figs.add_parser("masks", help="the attention masks of every objective, side by side",
-                        description="Causal, padding, prefix LM, XLNet's content and query streams and "
-                                    "T5's encoder, decoder and cross-attention masks, from minilm.blocks "
-                                    "and minilm.corruption.xlnet_inputs.")
+                        description=FIGURE_DESCRIPTIONS["masks"])
     m.add_argument("--length", type=int, default=8, help="sequence length T (default 8)")
     m.add_argument("--prefix", type=int, default=3, help="prefix length of the prefix-LM mask (default 3)")
     _out(m, "masks")
     m.set_defaults(func=run_masks)
 
     c = figs.add_parser("corruption", help="what each corruption does to one text",
-                        description="BERT, RoBERTa, ELECTRA, T5 and the five BART noising functions "
-                                    "applied to TEXT, drawn as coloured tokens. ELECTRA's generator is "
-                                    "uniformly random unless --generator gives a BERT or ELECTRA checkpoint.")
+                        description=FIGURE_DESCRIPTIONS["corruption"])
     c.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to corrupt (default {DEFAULT_TEXT!r})")
     c.add_argument("--generator", type=Path, default=None,
                    help="a BERT / ELECTRA checkpoint whose masked LM proposes ELECTRA's replacements "
@@ -60,8 +72,7 @@ def register(sub):
     c.set_defaults(func=run_corruption)
 
     lo = figs.add_parser("losses", help="loss curves of several runs together",
-                         description="Read RUN_DIR/history.json (written by minilm train) of each run "
-                                     "and draw the training and held-out losses on one plot.")
+                         description=FIGURE_DESCRIPTIONS["losses"])
     lo.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="folders written by minilm train")
     lo.add_argument("--title", default="loss per run (faint: every step, bold: moving average, dashed: held out)",
                     help="the figure's title")

@@ -6,10 +6,12 @@ workflow run. A reason is free text from a failing test (an assertion message, a
 so every character that Markdown or a table would read as markup is escaped, and its line breaks
 become ``<br>`` (a table row is one line).
 
-The lines under the table (flags, problems, notes, an interruption) follow ``format_table``'s
-parallel on purpose: the same report in two renderings, each readable on its own page.
+The lines under the table are ``format_table``'s: the same remarks in the same order
+(:func:`minilm.grading.report.remarks`: flags, problems, notes), then an interruption, as a list.
 """
 from __future__ import annotations
+
+from .report import remarks
 
 # Characters that start markup inside a table cell: emphasis, code, links, HTML and autolinks,
 # strikethrough, and the cell separator. CommonMark lets a backslash escape any ASCII punctuation.
@@ -43,12 +45,7 @@ def format_markdown(report) -> str:
     total, most = sum(s.points for s in report.tasks), sum(s.max_points for s in report.tasks)
     done = sum(s.status == "passed" for s in report.tasks)
     lines += ["", f"**total: {total:g} / {most:g} points**; {done} of {len(report.tasks)} tasks passed"]
-    for flag in getattr(report, "flags", ()):  # reports the grader could not believe (newer Reports)
-        lines.append(f"- **flagged for review**: {cell(flag)}")
-    for problem in report.problems:
-        lines.append(f"- problem: {cell(problem)}")
-    for note in getattr(report, "notes", ()):
-        lines.append(f"- note: {cell(note)}")
+    lines += [f"- {label}: {cell(text)}" for label, text in remarks(report, flagged="**flagged for review**")]
     if report.interrupted:
         lines.append("- interrupted: the tasks marked *not run* were not graded")
     return "\n".join(lines) + "\n"

@@ -40,15 +40,19 @@ def format_table(report, width: int | None = None, visible_only: bool = False) -
     if visible_only and held:
         lines.append(f"and {len(held)} held-back tests ({sum(t.points for t in held):g} points), shown once grades "
                      f"are published")
-    for flag in report.flags:
-        lines.append(f"FLAGGED for review: {flag}")
-    for problem in report.problems:
-        lines.append(f"problem: {problem}")
-    for note in getattr(report, "notes", ()):
-        lines.append(f"note: {note}")
+    lines += [f"{label}: {text}" for label, text in remarks(report, flagged="FLAGGED for review")]
     if report.interrupted:
         lines.append("interrupted: the tasks above marked 'not run' were not graded")
     return "\n".join(lines)
+
+
+def remarks(report, flagged: str) -> list[tuple[str, str]]:
+    """What a grade says under its table, as ``(label, text)`` in the order every rendering prints it:
+    each flag (labelled ``flagged``), each problem, each note. :func:`format_table` and
+    ``markdown.format_markdown`` set them in their own type, and word an interruption each their own way."""
+    return ([(flagged, flag) for flag in getattr(report, "flags", ())]  # reports the grader could not believe
+            + [("problem", problem) for problem in report.problems]
+            + [("note", note) for note in getattr(report, "notes", ())])
 
 
 def _visible(summary):
