@@ -12,8 +12,9 @@ of unusual shapes). Layer norm has no composed version: it is Task 2.5, and the 
 slot rather than carry a second copy of the answer (STYLE.md, habit 11). Its fused node runs the
 numba kernel or, on the NumPy backend and for every other dtype, the slot itself.
 
-``softmax`` and ``log_softmax`` choose between their fused node and their composed twin by one rule,
-:func:`_fused_or_composed`.
+``softmax`` and ``log_softmax`` (with their composed twins) are parallel on purpose: each picks its
+fused node or its twin itself, so ``F.softmax`` reaches the kernel in 3 calls
+(docs/architecture.md counts them) and a reader sees the rule on the function's own page.
 """
 from __future__ import annotations
 
@@ -65,24 +66,13 @@ def _check_axis(op: str, x: Tensor, axis) -> bool:
     return True
 
 
-def _fused_or_composed(op: str, node, composed, x: Tensor, axis) -> Tensor:
-    """``node`` (a fused Function) along one int ``axis`` of a float32/float64 ``x``; anything else
-    (a tuple of axes, another dtype) goes to ``composed``, the twin built from primitives."""
-    x = as_tensor(x)
-    if not _check_axis(op, x, axis) or not _fusable(x):
-        return composed(x, axis)
-    return node.apply(x, axis=axis)
-
-
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """softmax(x)ᵢ = exp(xᵢ − m) / Σⱼ exp(xⱼ − m), m = max(x): subtracting m changes nothing
     mathematically and keeps exp() from overflowing. One fused node (``fused.Softmax``)."""
-    return _fused_or_composed("softmax", fused.Softmax, _softmax_composed, x, axis)
-
-
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log softmax(x)ᵢ = xᵢ − m − log Σⱼ exp(xⱼ − m). One fused node (``fused.LogSoftmax``)."""
-    return _fused_or_composed("log_softmax", fused.LogSoftmax, _log_softmax_composed, x, axis)
+    x = as_tensor(x)
+    if not _check_axis("softmax", x, axis) or not _fusable(x):
+        return _softmax_composed(x, axis)
+    return fused.Softmax.apply(x, axis=axis)
 
 
 def _softmax_composed(x: Tensor, axis: int = -1) -> Tensor:
@@ -91,6 +81,14 @@ def _softmax_composed(x: Tensor, axis: int = -1) -> Tensor:
     shifted = x - Tensor(x.data.max(axis=axis, keepdims=True))  # a constant: no gradient needed
     e = shifted.exp()
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """log softmax(x)ᵢ = xᵢ − m − log Σⱼ exp(xⱼ − m). One fused node (``fused.LogSoftmax``)."""
+    x = as_tensor(x)
+    if not _check_axis("log_softmax", x, axis) or not _fusable(x):
+        return _log_softmax_composed(x, axis)
+    return fused.LogSoftmax.apply(x, axis=axis)
 
 
 def _log_softmax_composed(x: Tensor, axis: int = -1) -> Tensor:

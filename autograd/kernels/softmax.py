@@ -10,8 +10,8 @@ kernels lost to NumPy's SIMD ``exp`` by 1.5–3×; float32 rows now take ``fastm
 ``row_sum``/``row_dot``, which LLVM vectorises, and beat the reference (1.2× forward, 1.2–2.7×
 backward, ``minilm bench``), so the numba backend runs them by default.
 
-The four entries at the end differ only in ``log`` and in their NumPy fallback: each is one call of
-``_softmax_along`` or ``_softmax_backward_along``, which run the row kernels along any axis.
+The four entries at the end are parallel on purpose: the log-softmax pair is the softmax pair with
+``log=True``, written out so that each entry reads alone, one call from its row kernel.
 """
 import math
 
@@ -92,36 +92,31 @@ def _rows(x, axis):
     return rows, np.empty_like(rows), lambda r: np.moveaxis(r.reshape(moved.shape), -1, axis)
 
 
-def _softmax_along(x, axis, log):
-    """softmax (log-softmax if ``log``) of x along ``axis``, by the row kernel."""
-    x2, out, unrows = _rows(x, axis)                                # (R, C)
-    _softmax_rows(out, x2, log, x2.dtype == np.float32)
-    return unrows(out)
-
-
-def _softmax_backward_along(grad_output, out, axis, log):
-    """The gradient of :func:`_softmax_along` from its output ``out`` and the incoming gradient."""
-    p2, grad, unrows = _rows(out, axis)
-    g2 = _rows(np.asarray(grad_output, dtype=out.dtype), axis)[0]
-    _softmax_backward_rows(grad, g2, p2, log, p2.dtype == np.float32)
-    return unrows(grad)
-
-
 @numba_entry(fallback=softmax_forward_numpy)
 def softmax_forward_numba(x, axis=-1):
-    return _softmax_along(x, axis, log=False)
-
-
-@numba_entry(fallback=log_softmax_forward_numpy)
-def log_softmax_forward_numba(x, axis=-1):
-    return _softmax_along(x, axis, log=True)
+    x2, out, unrows = _rows(x, axis)                                # (R, C)
+    _softmax_rows(out, x2, False, x2.dtype == np.float32)
+    return unrows(out)
 
 
 @numba_entry(fallback=softmax_backward_numpy, arrays=(1,))
 def softmax_backward_numba(grad_output, out, axis=-1):
-    return _softmax_backward_along(grad_output, out, axis, log=False)
+    p2, grad, unrows = _rows(out, axis)
+    g2 = _rows(np.asarray(grad_output, dtype=out.dtype), axis)[0]
+    _softmax_backward_rows(grad, g2, p2, False, p2.dtype == np.float32)
+    return unrows(grad)
+
+
+@numba_entry(fallback=log_softmax_forward_numpy)
+def log_softmax_forward_numba(x, axis=-1):
+    x2, out, unrows = _rows(x, axis)
+    _softmax_rows(out, x2, True, x2.dtype == np.float32)
+    return unrows(out)
 
 
 @numba_entry(fallback=log_softmax_backward_numpy, arrays=(1,))
 def log_softmax_backward_numba(grad_output, out, axis=-1):
-    return _softmax_backward_along(grad_output, out, axis, log=True)
+    p2, grad, unrows = _rows(out, axis)
+    g2 = _rows(np.asarray(grad_output, dtype=out.dtype), axis)[0]
+    _softmax_backward_rows(grad, g2, p2, True, p2.dtype == np.float32)
+    return unrows(grad)
