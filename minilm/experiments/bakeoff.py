@@ -63,7 +63,11 @@ sentence vector [h_first ; mean_t h_t] (``minilm.experiments.electra_common.sent
 for GPT [h_last ; mean_t h_t], since its first position has seen one token), fitted on
 ``probe_train`` examples and scored on ``probe_test`` others (``minilm.downstream.probe``). Inputs
 are each family's own pair layout (``tokenizer.encode_pair``; for GPT premise [SEP] hypothesis
-[SEP]). **Perplexity**: exp of the held-out next-token loss of the GPT recipe (its held-out
+[SEP]). **Gain over its init**: each probe minus the same probe of the same network before its own
+training (same architecture, same initial weights). One random baseline does not fit all: untrained,
+the families' features already differ (an untrained GPT's causal mean-pooled features probe better
+than an untrained BERT's), so the gain is what pre-training added. **Perplexity**: exp of the
+held-out next-token loss of the GPT recipe (its held-out
 windows); the encoders cannot generate, and the encoder–decoders' reconstruction losses score a
 different task on different inputs, so they get "–" rather than a number that only looks
 comparable.
@@ -144,6 +148,8 @@ def plan(cfg: BakeoffConfig) -> Plan:
         title="every family on the same text at equal steps and tokens: frozen-feature probes and perplexity",
         conditions=list(CONDITIONS),
         metrics=[Metric("sentiment", "sentiment probe"), Metric("entailment", "entailment probe"),
+                 Metric("sentiment_gain", "sentiment: gain over its init"),
+                 Metric("entailment_gain", "entailment: gain over its init"),
                  Metric("perplexity", "held-out perplexity", percent=False, higher_is_better=False),
                  Metric("parameters", "parameters", percent=False),
                  Metric("tokens", "tokens seen", percent=False),
@@ -159,6 +165,10 @@ def plan(cfg: BakeoffConfig) -> Plan:
                "Probes: logistic regression on the frozen [h_first ; mean h] (GPT: [h_last ; mean h]); chance "
                "is 50% (sentiment) and 33% (entailment). Perplexity only where the family generates left to "
                "right (GPT); '–' elsewhere.",
+               "Gain over its init: the row's probe minus the same probe of the same network before its own "
+               "training (its architecture and initialisation, this seed; the student's: as initialised from "
+               "the teacher), in points: untrained, the families already score differently (the JSON has each "
+               "one's sentiment_init and entailment_init).",
                f"Student: DistilBERT's loss ({DISTIL_WEIGHTS['soft']:g}·soft CE at T = {DISTIL_TEMPERATURE:g} + "
                f"{DISTIL_WEIGHTS['mlm']:g}·MLM + {DISTIL_WEIGHTS['cos']:g}·cosine) from this seed's BERT, "
                "initialised from every other teacher layer.",
@@ -379,6 +389,12 @@ def active_parameters(condition: str, parameters: int, teacher_parameters: int =
 
 # ---- one run -------------------------------------------------------------------------------------
 
+def against_init(trained: dict, init: dict) -> dict:
+    """Each probe's score before training (``TASK_init``) and the trained score's gain over it."""
+    return {**{f"{task}_init": init[task] for task in trained},
+            **{f"{task}_gain": trained[task] - init[task] for task in trained}}
+
+
 def _train(recipe, settings: dict, seed: int) -> dict:
     from minilm.train import TrainConfig, train
     steps = settings["steps"]
@@ -394,8 +410,9 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     recipe = calibrated(condition, settings, seed)
     if condition == RANDOM:
         P = count(recipe.model)
-        return {**probe_scores(condition, recipe.model, recipe.tokenizer, seed, settings),
-                "perplexity": math.nan, "parameters": P, "tokens": 0, "gflops": 0.0}
+        scores = probe_scores(condition, recipe.model, recipe.tokenizer, seed, settings)
+        return {**scores, **against_init(scores, scores), "perplexity": math.nan, "parameters": P, "tokens": 0,
+                "gflops": 0.0}
     teacher_parameters = 0
     if condition == STUDENT:
         _train(recipe, settings, seed)                   # the teacher: this seed's BERT row, again
@@ -403,12 +420,14 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
         teacher.eval()
         teacher_parameters = count(teacher)
         recipe = DistilledStudent(recipe, teacher, seed)
+    init = probe_scores(condition, recipe.model, recipe.tokenizer, seed, settings)   # before its own training
     counted = Counted(recipe)
     summary = _train(counted, settings, seed)
     model = recipe.model
     P = count(model)
     check_equal(condition, counted.tokens, P, bert_parameters(settings, recipe.tokenizer.vocab_size), settings)
     perplexity = math.exp(summary["metrics"]["loss"]) if condition == GPT else math.nan
-    return {**probe_scores(condition, model, recipe.tokenizer, seed, settings), "perplexity": perplexity,
+    scores = probe_scores(condition, model, recipe.tokenizer, seed, settings)
+    return {**scores, **against_init(scores, init), "perplexity": perplexity,
             "parameters": P, "tokens": counted.tokens,
             "gflops": 6 * active_parameters(condition, P, teacher_parameters) * counted.tokens / 1e9}

@@ -69,7 +69,7 @@ class DebertaVsBertConfig:
 
 
 CONFIG = DebertaVsBertConfig
-OPTIONS = ("steps",)
+OPTIONS = ("corpus", "steps")
 
 
 def plan(cfg: DebertaVsBertConfig) -> Plan:

@@ -52,7 +52,7 @@ PAPER_GLUE = {"ELECTRA": 85.0, "All-tokens MLM": 84.3, "Replace MLM": 82.4, "ELE
 
 
 CONFIG = common.ElectraExperimentConfig   # the recipe's config (its generator's size too) and the probe's data
-OPTIONS = ("steps", "lr", "probe_train")
+OPTIONS = ("corpus", "steps", "lr", "probe_train")
 
 
 def plan(cfg: common.ElectraExperimentConfig) -> Plan:

@@ -29,7 +29,7 @@ HELP = "ELECTRA's downstream score and discriminator AUC against the generator's
 FRACTIONS = {"1/8": 0.125, "1/4": 0.25, "1/2": 0.5, "3/4": 0.75, "1": 1.0}
 
 CONFIG = common.ElectraExperimentConfig      # the generator's size is the condition
-OPTIONS = ("steps", "lr")
+OPTIONS = ("corpus", "steps", "lr")
 
 
 def plan(cfg: common.ElectraExperimentConfig) -> Plan:

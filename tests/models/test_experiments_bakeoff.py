@@ -19,9 +19,9 @@ def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.bakeoff"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS and len(exp.CONDITIONS) == 10
-    assert [m.key for m in full.metrics] == ["sentiment", "entailment", "perplexity", "parameters", "tokens",
-                                             "gflops"]
-    assert not full.metrics[2].higher_is_better
+    assert [m.key for m in full.metrics] == ["sentiment", "entailment", "sentiment_gain", "entailment_gain",
+                                             "perplexity", "parameters", "tokens", "gflops"]
+    assert not full.metrics[4].higher_is_better
     f, q = full.settings, quick.settings
     assert q["steps"] < f["steps"] and q["docs"] < f["docs"] and q["batch_tokens"] < f["batch_tokens"]
     assert q["n_embd"] <= f["n_embd"] and q["probe_test"] < f["probe_test"]
@@ -30,6 +30,11 @@ def test_registered_and_planned():
     args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "x.txt"])
     settings = exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings
     assert settings["steps"] == 7 and settings["corpus"] == "x.txt"
+
+
+def test_gains_are_taken_against_the_families_own_init():
+    got = exp.against_init({"sentiment": 0.75, "entailment": 0.5}, {"sentiment": 0.5, "entailment": 0.625})
+    assert got == {"sentiment_init": 0.5, "entailment_init": 0.625, "sentiment_gain": 0.25, "entailment_gain": -0.125}
 
 
 def test_equal_compute_check_passes_and_fails():
@@ -152,6 +157,12 @@ def test_quick_run_end_to_end(tmp_path, capsys):
         for key in ("sentiment", "entailment", "parameters"):
             values = r["summary"][key][c]["values"]
             assert len(values) == 3 and all(math.isfinite(v) for v in values), (c, key)
+    for run in r["runs"]:   # each family against its own init: the gain is trained − untrained, per run
+        m = run["metrics"]
+        for task in ("sentiment", "entailment"):
+            assert m[f"{task}_gain"] == pytest.approx(m[task] - m[f"{task}_init"]), (run["condition"], task)
+        if run["condition"] == exp.RANDOM:
+            assert m["sentiment_gain"] == m["entailment_gain"] == 0.0
     ppl = r["summary"]["perplexity"]
     assert math.isfinite(ppl[exp.GPT]["mean"]) and ppl[exp.GPT]["mean"] < 300       # V = 300: below uniform
     assert all(v is None for c in exp.CONDITIONS if c != exp.GPT for v in ppl[c]["values"])
