@@ -22,10 +22,13 @@ one column of one table:
 These are fine-tuning scores, not frozen-feature probes, and only GPT among them reports a
 perplexity. Nobody ran all of them on one corpus at one budget, which is what this miniature does.
 
-The miniature. One corpus (``--docs`` synthetic documents or ``--corpus FILE``, each recipe's own
-train/held-out split of it, the same for every family of a seed) and one size: ``n_layer`` blocks
-of width ``n_embd`` (feed-forward 4 × width), each family's own tokenizer trained to ``vocab_size``
-on the same training text, sequences of at most ``seq_len`` tokens. Each family is built from its
+The miniature. One text (``--docs`` synthetic documents or ``--corpus FILE``, plus ``task_text``
+unlabelled sentences of the two probe tasks, other draws than the probes', so that every word the
+probes read occurs in pre-training: ``missing_probe_words`` checks it, and the JSON records the
+share missing; each recipe's own train/held-out split of it, the same for every family of a seed)
+and one size: ``n_layer`` blocks of width ``n_embd`` (feed-forward 4 × width), each family's own
+tokenizer trained to ``vocab_size`` on the same training text, sequences of at most ``seq_len``
+tokens. Each family is built from its
 recipe (``minilm/recipes/FAMILY.py``) with its own pre-training objective:
 
     GPT          left-to-right LM                           RoBERTa  MLM, FULL-SENTENCES, dynamic masks
@@ -75,6 +78,8 @@ comparable.
 from __future__ import annotations
 
 import math
+import os
+import re
 import tempfile
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -85,6 +90,7 @@ from autograd import Tensor, no_grad
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.electra_common import sentence_features
+from minilm.experiments.gpt_vs_bert import pretraining_documents, write_corpus  # the text gpt-vs-bert reads too
 from minilm.experiments.tokens_seen import CountTokens as Counted  # shared with gpt_vs_bert
 from minilm.downstream.probe import probe_accuracy
 from minilm.recipes.config import override
@@ -116,6 +122,8 @@ class BakeoffConfig:
                                     # minilm/data/real/); or a UTF-8 text file (or .gz): documents separated by
                                     # blank lines, one sentence per line (default: the synthetic corpus)
     docs: int = 300                 # synthetic documents (without --corpus), 10% held out
+    task_text: int = 800            # unlabelled sentiment and entailment sentences (other draws than the
+                                    # probes') added to every family's pre-training text
     vocab_size: int = 400           # every family's tokenizer is trained to this size
     seq_len: int = 40               # tokens per pre-training sequence (and the probes' longest input)
     n_layer: int = 2                # blocks of a single stack; encoder-decoders get ceil(n/2) + ceil(n/2)
@@ -132,13 +140,13 @@ class BakeoffConfig:
 
     @classmethod
     def quick(cls):
-        return replace(cls(), docs=60, vocab_size=300, seq_len=32, n_head=2, n_embd=32,
+        return replace(cls(), docs=60, task_text=200, vocab_size=300, seq_len=32, n_head=2, n_embd=32,
                        batch_tokens=192, steps=30, warmup=3, probe_train=96, probe_test=150,
                        token_tolerance=0.2)   # 30 steps of ~6 sequences: a wider sampling spread
 
 
 CONFIG = BakeoffConfig
-OPTIONS = ("corpus", "docs", "steps", "n_layer", "n_embd")
+OPTIONS = ("corpus", "docs", "task_text", "steps", "n_layer", "n_embd")
 
 
 def plan(cfg: BakeoffConfig) -> Plan:
@@ -162,6 +170,9 @@ def plan(cfg: BakeoffConfig) -> Plan:
                "the student (half the depth).",
                "Compute = 6 · P_token · tokens seen (Kaplan et al. 2020): all parameters of a single stack, half of "
                "an encoder–decoder's, generator + discriminator for ELECTRA, student + ⅓ teacher for the student.",
+               f"Pre-training text: the corpus plus {cfg.task_text} unlabelled sentences of the two probe tasks "
+               "(other draws than the probes'), so that the probes' words occur in it (the JSON's "
+               "*_words_missing: the share of each probe's word types that never does).",
                "Probes: logistic regression on the frozen [h_first ; mean h] (GPT: [h_last ; mean h]); chance "
                "is 50% (sentiment) and 33% (entailment). Perplexity only where the family generates left to "
                "right (GPT); '–' elsewhere.",
@@ -339,6 +350,20 @@ def probe_tasks(seed: int, settings: dict) -> dict:
     return {k: (x[:n], np.array(y[:n]), x[n:], np.array(y[n:])) for k, (x, y) in out.items()}
 
 
+def missing_probe_words(settings: dict, seed: int) -> dict:
+    """``{task: share of the probe's word types that never occur in the pre-training text}``: a word
+    no family read in pre-training is only a string of sub-word pieces its encoder never trained on
+    (without ``task_text``, 33 of the sentiment task's 39 types, "not" among them)."""
+    def words(text):
+        return set(re.findall(r"[a-z']+", (text or "").lower()))
+    seen = set().union(*(words(sentence) for doc in pretraining_documents(settings, seed) for sentence in doc))
+    out = {}
+    for task, (x_train, _, x_test, _) in probe_tasks(seed, settings).items():
+        types = set().union(*(words(a) | words(b) for a, b in list(x_train) + list(x_test)))
+        out[task] = len(types - seen) / len(types)
+    return out
+
+
 def probe_scores(condition: str, model, tokenizer, seed: int, settings: dict) -> dict:
     model.eval()
     encode = encoder(condition, model)
@@ -407,12 +432,17 @@ def _train(recipe, settings: dict, seed: int) -> dict:
 def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     if condition not in CONDITIONS:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}; expected one of {CONDITIONS}")
-    recipe = calibrated(condition, settings, seed)
+    missing = {f"{task}_words_missing": share for task, share in missing_probe_words(settings, seed).items()}
+    with tempfile.TemporaryDirectory(prefix="minilm-bakeoff-text-") as tmp:  # the recipes read it when built
+        if settings["task_text"] > 0:
+            text = write_corpus(pretraining_documents(settings, seed), os.path.join(tmp, "corpus.txt"))
+            settings = {**settings, "corpus": text}
+        recipe = calibrated(condition, settings, seed)
     if condition == RANDOM:
         P = count(recipe.model)
         scores = probe_scores(condition, recipe.model, recipe.tokenizer, seed, settings)
-        return {**scores, **against_init(scores, scores), "perplexity": math.nan, "parameters": P, "tokens": 0,
-                "gflops": 0.0}
+        return {**scores, **against_init(scores, scores), **missing, "perplexity": math.nan, "parameters": P,
+                "tokens": 0, "gflops": 0.0}
     teacher_parameters = 0
     if condition == STUDENT:
         _train(recipe, settings, seed)                   # the teacher: this seed's BERT row, again
@@ -428,6 +458,6 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     check_equal(condition, counted.tokens, P, bert_parameters(settings, recipe.tokenizer.vocab_size), settings)
     perplexity = math.exp(summary["metrics"]["loss"]) if condition == GPT else math.nan
     scores = probe_scores(condition, model, recipe.tokenizer, seed, settings)
-    return {**scores, **against_init(scores, init), "perplexity": perplexity,
+    return {**scores, **against_init(scores, init), **missing, "perplexity": perplexity,
             "parameters": P, "tokens": counted.tokens,
             "gflops": 6 * active_parameters(condition, P, teacher_parameters) * counted.tokens / 1e9}

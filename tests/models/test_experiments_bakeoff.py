@@ -11,6 +11,7 @@ from autograd.errors import ConfigError
 from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import bakeoff as exp
+from minilm.experiments import settings_of
 from minilm.recipes.config import from_args
 from tests.models.experiment_quick import quick_run
 
@@ -35,6 +36,16 @@ def test_registered_and_planned():
 def test_gains_are_taken_against_the_families_own_init():
     got = exp.against_init({"sentiment": 0.75, "entailment": 0.5}, {"sentiment": 0.5, "entailment": 0.625})
     assert got == {"sentiment_init": 0.5, "entailment_init": 0.625, "sentiment_gain": 0.25, "entailment_gain": -0.125}
+
+
+def test_every_probe_word_occurs_in_the_pre_training_text():
+    """Issue: 33 of the sentiment probe's 39 word types (and "not") never occurred in pre-training, so
+    no family could have learned them; the task sentences added to the text fix that, and the check
+    sees the difference."""
+    full = settings_of(exp.CONFIG())
+    assert exp.missing_probe_words(full, seed=0) == {"sentiment": 0.0, "entailment": 0.0}
+    without = exp.missing_probe_words({**full, "task_text": 0}, seed=0)
+    assert without["sentiment"] > 0.8 and without["entailment"] > 0.05, without
 
 
 def test_equal_compute_check_passes_and_fails():
