@@ -108,20 +108,6 @@ def plan(cfg: DataAndStepsConfig) -> Plan:
                "94.4/88.7, 90.0, 96.1; 500K steps 94.6/89.4, 90.2, 96.4."])
 
 
-def eval_documents(settings: dict, seed: int) -> tuple[list, list]:
-    """``(held-out documents, pool to train from)``: new synthetic documents and None, or the last
-    ``eval_docs`` documents of --corpus and the ones before them."""
-    from minilm.data import read_corpus, synthetic_corpus
-    n = settings["eval_docs"]
-    if not settings["corpus"]:
-        return synthetic_corpus(n, rng=np.random.default_rng([seed, 5151])), None
-    docs = read_corpus(settings["corpus"])
-    if len(docs) < n + 4:
-        raise ConfigError(f"{NAME}: {settings['corpus']} has {len(docs)} documents; --eval-docs {n} held out "
-                          "leaves fewer than the 4 a run needs")
-    return docs[-n:], docs[:-n]
-
-
 def heldout_pairs(recipe, docs, settings: dict, seed: int) -> list:
     """``eval_masks`` masked copies of the RoBERTa blocks of ``docs`` (the recipe's tokenizer, packing
     and masker)."""
@@ -136,7 +122,7 @@ def heldout_pairs(recipe, docs, settings: dict, seed: int) -> list:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.data import write_corpus
-    from minilm.experiments.roberta_common import pretrain, recipe_config, scores, tokens_seen
+    from minilm.experiments.roberta_common import eval_documents, pretrain, recipe_config, scores, tokens_seen
     from minilm.experiments.masking import mlm_scores
     from minilm.recipes import roberta
     from minilm.recipes.common import load_documents
@@ -144,7 +130,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition not in rows:
         raise ValueError(f"{NAME}: unknown condition {condition!r}; expected one of {list(rows)}")
     n_docs, steps = rows[condition]
-    held_docs, pool = eval_documents(settings, seed)
+    held_docs, pool = eval_documents(settings, seed, NAME)
     with tempfile.TemporaryDirectory(prefix="minilm-data-") as tmp:
         corpus = None
         if pool is not None:                   # the first n_docs of the corpus before the held-out end

@@ -13,8 +13,9 @@ difference can only matter when the data is read many times: a model that sees t
 again and again can learn *those masks* (which token hides where) instead of the language.
 
 The miniature makes that regime explicit: RoBERTa (minilm/recipes/roberta.py) pre-trained on a
-SMALL synthetic corpus (--docs, default 200 documents: about 215 blocks of 64 tokens) for about
-90 epochs (--steps 600 × 32 blocks per step), with
+SMALL synthetic corpus (--docs, default 200 documents: about 215 blocks of 64 tokens; with
+--corpus FILE or real, the first --docs documents of that text, its last --eval-docs held out) for
+about 90 epochs (--steps 600 × 32 blocks per step), with
 
     static x1           one mask per block, made once (the extreme case)
     static x10 (BERT)   BERT's dupe_factor: 10 masks per block, used in turn
@@ -34,6 +35,7 @@ Metrics (all on masks the model never saw, drawn with the recipe's own 80/10/10 
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 
@@ -69,7 +71,7 @@ class MaskingConfig:
 
 
 CONFIG = MaskingConfig
-OPTIONS = ("docs", "steps", "eval_docs")
+OPTIONS = ("corpus", "docs", "steps", "eval_docs")
 
 
 def plan(cfg: MaskingConfig) -> Plan:
@@ -121,27 +123,35 @@ def mlm_scores(model, pairs, pad_id: int, batch: int = 64) -> dict:
     return {"accuracy": correct / max(n, 1), "loss": total / max(n, 1)}
 
 
-def _eval_blocks(recipe, settings, seed):
-    """Blocks of ``eval_docs`` new synthetic documents, made like the recipe's training blocks."""
-    from minilm.data import encode_documents, roberta_blocks, synthetic_corpus
+def _eval_blocks(recipe, docs, settings):
+    """Blocks of the held-out documents ``docs``, made like the recipe's training blocks."""
+    from minilm.data import encode_documents, roberta_blocks
     tok = recipe.tokenizer
-    docs = synthetic_corpus(settings["eval_docs"], rng=np.random.default_rng([seed, 5151]))
     ids = encode_documents(docs, tok.encode)
     return [np.asarray(b, dtype=np.int64) for b in
             roberta_blocks(ids, settings["tokens_per_sample"], bos_id=tok.bos_id, sep_id=tok.eos_id)]
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
+    from minilm.data import write_corpus
+    from minilm.experiments.roberta_common import eval_documents
     from minilm.recipes import roberta
     from minilm.train import train
     if condition not in CONDITIONS and condition != REFERENCE:
         raise ValueError(f"masking: unknown condition {condition!r}")
     masking, copies = CONDITIONS.get(condition, ("dynamic", 1))
-    recipe_cfg = override(config_of(CONFIG, settings).recipe, seed=seed, masking=masking, static_copies=copies)
-    recipe = roberta.RobertaRecipe(recipe_cfg)
+    held_docs, pool = eval_documents(settings, seed, NAME)   # new synthetic documents, or --corpus's last ones
+    with tempfile.TemporaryDirectory(prefix="minilm-masking-") as tmp:
+        corpus = None
+        if pool is not None:                                   # the small corpus: its first --docs documents
+            corpus = os.path.join(tmp, "corpus.txt")
+            write_corpus(pool[:settings["docs"]], corpus)
+        recipe_cfg = override(config_of(CONFIG, settings).recipe, seed=seed, masking=masking, static_copies=copies,
+                              corpus=corpus)
+        recipe = roberta.RobertaRecipe(recipe_cfg)
     pad = recipe.tokenizer.pad_id
     heldout = [p for c in range(settings["eval_masks"])
-               for p in masked_pairs(_eval_blocks(recipe, settings, seed), recipe.masker, seed_prefix=[seed, 98, c])]
+               for p in masked_pairs(_eval_blocks(recipe, held_docs, settings), recipe.masker, seed_prefix=[seed, 98, c])]
     fresh = [p for c in range(settings["eval_masks"])
              for p in masked_pairs(recipe.train_blocks, recipe.masker, seed_prefix=[seed, 97, c])]
     seen = [recipe.data.get(i, 0) for i in range(len(recipe.data))]  # epoch 0: static copy 0 / dynamic's first

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograd.errors import ConfigError
 from minilm.experiments import Metric, recipe_field
 from minilm.recipes.config import override
 from minilm.recipes.roberta import RobertaRecipeConfig
 
-__all__ = ["RobertaExperimentConfig", "METRICS", "recipe_config", "pretrain", "tokens_seen", "probes",
+__all__ = ["RobertaExperimentConfig", "METRICS", "recipe_config", "pretrain", "eval_documents", "tokens_seen", "probes",
            "sentiment_probe", "scores"]
 
 # The first four columns of both tables (the first two are plotted).
@@ -55,6 +56,20 @@ def pretrain(recipe, schedule) -> None:
     from minilm.train import train
     with tempfile.TemporaryDirectory(prefix="minilm-roberta-") as out:
         train(recipe, schedule, out, progress=False, plot=False)
+
+
+def eval_documents(settings: dict, seed: int, experiment: str) -> tuple[list, list | None]:
+    """``(held-out documents, the pool to train from)``: ``eval_docs`` new synthetic documents and
+    None, or the last ``eval_docs`` documents of ``--corpus`` and the ones before them."""
+    from minilm.data import read_corpus, synthetic_corpus
+    n = settings["eval_docs"]
+    if not settings["corpus"]:
+        return synthetic_corpus(n, rng=np.random.default_rng([seed, 5151])), None
+    docs = read_corpus(settings["corpus"])
+    if len(docs) < n + 4:
+        raise ConfigError(f"{experiment}: {settings['corpus']} has {len(docs)} documents; --eval-docs {n} held out "
+                          "leaves fewer than the 4 a run needs")
+    return docs[-n:], docs[:-n]
 
 
 def tokens_seen(recipe, steps: int) -> int:

@@ -12,6 +12,7 @@ from minilm.cli import build_parser
 from minilm.experiments import EXPERIMENTS, settings_of
 from minilm.experiments import batch_size as bs
 from minilm.experiments import data_and_steps as ds
+from minilm.experiments.roberta_common import eval_documents
 from minilm.recipes.config import from_args, override
 from tests.models.experiment_quick import quick_run
 
@@ -82,11 +83,11 @@ def test_data_grid_and_held_out_end_of_a_corpus(tmp_path):
     docs = [[f"document {i} says hello ."] for i in range(12)]
     path = tmp_path / "c.txt"
     write_corpus(docs, path)
-    held, pool = ds.eval_documents({**settings, "corpus": str(path), "eval_docs": 3}, seed=0)
+    held, pool = eval_documents({**settings, "corpus": str(path), "eval_docs": 3}, seed=0, experiment=ds.NAME)
     assert held == docs[-3:] and pool == docs[:-3]
-    with pytest.raises(ConfigError, match="fewer than the 4"):
-        ds.eval_documents({**settings, "corpus": str(path), "eval_docs": 10}, seed=0)
-    synthetic, none = ds.eval_documents({**settings, "eval_docs": 5}, seed=1)
+    with pytest.raises(ConfigError, match="data-and-steps: .* fewer than the 4"):
+        eval_documents({**settings, "corpus": str(path), "eval_docs": 10}, seed=0, experiment=ds.NAME)
+    synthetic, none = eval_documents({**settings, "eval_docs": 5}, seed=1, experiment=ds.NAME)
     assert none is None and len(synthetic) == 5
 
 

@@ -68,6 +68,23 @@ def test_masking_unknown_condition_raises():
         masking.run_one("half-static", 0, settings)
 
 
+def test_masking_on_a_corpus_file_trains_on_its_first_docs_and_holds_out_its_end(tmp_path, monkeypatch):
+    """--corpus: the small training corpus is the text's first --docs documents, the held-out
+    documents its last --eval-docs; the reference row reads both without training anything."""
+    from minilm.data import write_corpus
+    from minilm.recipes import common
+    docs = [[f"document {i} tells of the {w} and the river ." for w in ("dog", "cat", "bird")] for i in range(30)]
+    path = tmp_path / "c.txt"
+    write_corpus(docs, path)
+    read = []
+    real = common.read_corpus
+    monkeypatch.setattr(common, "read_corpus", lambda p: read.append(real(p)) or read[-1])
+    settings = masking.plan(override(masking.CONFIG.quick(), corpus=str(path), docs=6, eval_docs=4)).settings
+    out = masking.run_one(masking.REFERENCE, 0, settings)
+    assert read == [docs[:6]]                                 # the recipe read the first 6 documents alone
+    assert 0.0 <= out["heldout_accuracy"] <= 1.0 and math.isfinite(out["heldout_loss"])
+
+
 # ---- new-york -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
