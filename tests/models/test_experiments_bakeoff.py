@@ -43,8 +43,10 @@ def test_every_probe_word_occurs_in_the_pre_training_text():
     no family could have learned them; the task sentences added to the text fix that, and the check
     sees the difference."""
     full = settings_of(exp.CONFIG())
-    assert exp.missing_probe_words(full, seed=0) == {"sentiment": 0.0, "entailment": 0.0}
-    without = exp.missing_probe_words({**full, "task_text": 0}, seed=0)
+    text = exp.pretraining_documents(full, seed=0)
+    assert exp.missing_probe_words(text, full, seed=0) == {"sentiment": 0.0, "entailment": 0.0}
+    without = {**full, "task_text": 0}
+    without = exp.missing_probe_words(exp.pretraining_documents(without, seed=0), without, seed=0)
     assert without["sentiment"] > 0.8 and without["entailment"] > 0.05, without
 
 
