@@ -15,6 +15,10 @@ The "Results in miniature" block between ``<!-- results:miniature -->`` and its 
 the same way from docs/experiments/results-in-miniature.json, which tools/record_results.py records
 by running each command with --json: one line per command, its numbers rendered by LINES below.
 
+The "Agrees with the paper?" block between ``<!-- results:agreement -->`` and its end marker is one
+row per experiment, from the verdict each record holds (minilm/experiments/claims.py computes it
+from the runs; tools/render_experiment_pages.py re-computes it without running anything).
+
     python tools/sync_experiment_tables.py          # after re-running an experiment
     python tools/sync_experiment_tables.py --check
 """
@@ -27,6 +31,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 READMES = [ROOT / "README.md", ROOT / "README.zh-TW.md"]
 EXPERIMENTS = ROOT / "docs" / "experiments"
 BLOCK = re.compile(r"(<!-- experiment:([a-z0-9-]+) -->\n)(.*?)(<!-- /experiment:\2 -->)", re.S)
@@ -43,7 +48,16 @@ def block_for(name: str) -> str:
     table = [ln for ln in lines if ln.startswith("|")]
     if command is None or len(table) < 3:
         raise SystemExit(f"sync_experiment_tables: {md} has no command line or no table")
-    return "\n".join([command, ""] + table + ["", f"![{name}](docs/experiments/{name}.png)", ""])
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("**Agrees with the paper?**")), None)
+    agreement = []
+    if start is not None:  # the verdict and its bullets, as claims.markdown wrote them
+        bullets = []
+        for ln in lines[start + 2:]:
+            if not ln.startswith("- "):
+                break
+            bullets.append(ln)
+        agreement = [lines[start], ""] + bullets + [""]
+    return "\n".join([command, ""] + table + [""] + agreement + [f"![{name}](docs/experiments/{name}.png)", ""])
 
 
 RESULTS = EXPERIMENTS / "results-in-miniature.json"
@@ -93,8 +107,36 @@ def results_block() -> str:
     return "```bash\n" + "\n".join(lines) + "\n```\n"
 
 
+AGREEMENT_BLOCK = re.compile(r"(<!-- results:agreement -->\n)(.*?)(<!-- /results:agreement -->)", re.S)
+
+
+def agreement_block() -> str:
+    """One row per experiment: does the miniature agree with the paper, and on which of its findings.
+    From the records' verdicts (``agreement``, computed from the runs by minilm/experiments/claims.py)."""
+    from minilm.experiments import EXPERIMENTS as REGISTRY
+    rows = ["| experiment | agrees with the paper? | findings that hold here | the main finding, as measured |",
+            "|---|---|---|---|"]
+    count = {"yes": 0, "in part": 0, "no": 0}
+    for name in REGISTRY:
+        record = json.loads((EXPERIMENTS / f"{name}.json").read_text(encoding="utf-8"))
+        agreement = record.get("agreement") or {"verdict": "", "claims": []}
+        if not agreement["claims"]:
+            raise SystemExit(f"sync_experiment_tables: {name}.json has no verdict; run "
+                             "python tools/render_experiment_pages.py " + name)
+        claims = agreement["claims"]
+        count[agreement["verdict"]] += 1
+        main = claims[0]["measured"].replace("|", "/")
+        rows.append(f"| [{name}](docs/experiments/{name}.md) | **{agreement['verdict']}** | "
+                    f"{sum(c['holds'] for c in claims)} of {len(claims)} | {main} |")
+    head = (f"{count['yes']} agree, {count['in part']} agree in their main finding but not in every one, "
+            f"{count['no']} disagree in their main finding.")
+    return head + "\n\n" + "\n".join(rows) + "\n"
+
+
 def sync(text: str) -> str:
     text = BLOCK.sub(lambda m: m.group(1) + block_for(m.group(2)) + m.group(4), text)
+    if AGREEMENT_BLOCK.search(text):
+        text = AGREEMENT_BLOCK.sub(lambda m: m.group(1) + agreement_block() + m.group(3), text)
     if RESULTS_BLOCK.search(text):
         text = RESULTS_BLOCK.sub(lambda m: m.group(1) + results_block() + m.group(3), text)
     return text

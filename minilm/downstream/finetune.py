@@ -122,26 +122,30 @@ def encode_texts(tokenizer, texts, max_len: int | None = None) -> tuple[np.ndarr
 
 
 def finetune_classifier(model: BertForSequenceClassification, ids, mask, labels, *, steps: int,
-                        batch_size: int, lr: float, seed, progress: bool = False) -> list[float]:
-    """Train every parameter on the labelled sentences (mean CE of the logits); returns the losses."""
+                        batch_size: int, lr: float, seed, progress: bool = False, segment_ids=None) -> list[float]:
+    """Train every parameter on the labelled sentences (mean CE of the logits); returns the losses.
+    ``segment_ids`` (N, T): sentence A / B of a pair, as in pre-training (None: all A)."""
     labels = np.asarray(labels)
     _log(progress, f"fine-tuning on {len(labels)} sentences for {steps} steps (pool={model.pool})")
 
     def loss_fn(step_rng):
         idx = step_rng.integers(0, len(labels), size=batch_size)
         T = int(mask[idx].sum(axis=1).max())  # cut the batch to its longest sentence
-        return model(ids[idx, :T], None, mask[idx, :T], labels=labels[idx])["loss"]
+        segs = None if segment_ids is None else segment_ids[idx, :T]
+        return model(ids[idx, :T], segs, mask[idx, :T], labels=labels[idx])["loss"]
 
     return fit(model, loss_fn, short_run(steps, lr, seed), name="fine-tuning", progress=progress)
 
 
-def classification_accuracy(model: BertForSequenceClassification, ids, mask, labels, batch_size: int = 256) -> np.ndarray:
+def classification_accuracy(model: BertForSequenceClassification, ids, mask, labels, batch_size: int = 256,
+                            segment_ids=None) -> np.ndarray:
     """A boolean array: was each example classified correctly?"""
     model.eval()
     preds = []
     with no_grad():
         for i in range(0, len(ids), batch_size):
-            preds.append(model(ids[i:i + batch_size], None, mask[i:i + batch_size])["logits"].data.argmax(-1))
+            segs = None if segment_ids is None else segment_ids[i:i + batch_size]
+            preds.append(model(ids[i:i + batch_size], segs, mask[i:i + batch_size])["logits"].data.argmax(-1))
     return np.concatenate(preds) == np.asarray(labels)
 
 

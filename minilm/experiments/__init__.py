@@ -10,7 +10,9 @@ Each experiment is a module here with
                                schedule, changed only where the experiment says so
     OPTIONS                    the fields offered on the command line (``minilm experiment NAME
                                --help`` is generated from them: minilm/recipes/config.py)
-    plan(cfg) -> Plan          the conditions compared, the metrics reported, the sizes to run at
+    plan(cfg) -> Plan          the conditions compared, the metrics reported, the sizes to run at,
+                               and the paper's findings as claims the table is checked against
+                               (``minilm.experiments.claims``: the page's "Agrees with the paper?")
     run_one(condition, seed, settings) -> {metric: float}
                                one pre-train + evaluate run; a pure function of its arguments, so
                                runs can go to other processes (--jobs) and be reused (--resume).
@@ -77,6 +79,7 @@ class Plan:
     xlabel: str = ""
     notes: list[str] = field(default_factory=list)  # lines printed under the table
     series: dict | None = None          # a line name per condition: one line per name over x (default: one line)
+    claims: list = field(default_factory=list)  # the paper's findings as orderings of the table (claims.py)
 
 
 def available() -> dict:

@@ -30,6 +30,13 @@ with every pair of the test set left out), whose labels are never used. A studen
                       + ½ T²·KL(teacher ‖ student) at T = 2 on every pair
     soft + cosine     the same + 1 − cos(h_s, h_t) on the last hidden states (DistilBERT)
 
+The from-scratch arm is Hinton's regime: the same 1-layer student with random weights (no teacher
+layers, embeddings or classifier), ``scratch_labelled`` labelled pairs (30 by default, the first of
+the 300) and ``scratch_transfer`` transfer pairs (270), with hard labels or with soft targets at
+each of ``scratch_temperatures`` (T = 2, 4, 8). The teacher is near-certain at T = 2 on this task, so
+its soft targets there are almost its hard labels; raising T shows the ratios of its small
+probabilities, the "dark knowledge" (§2).
+
 Held equal, and checked in code: the student (its layers, width and parameter count: a column), its
 optimizer steps and batch size (the transfer set changes what the steps see, not how many: every
 run counts the batches it drew and raises if they differ from ``student_steps``), its learning rate
@@ -51,6 +58,7 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan, settings_of
+from minilm.experiments.claims import Beats
 from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, make_student, teacher_bundle,
                                              teacher_label, weights_for)
 
@@ -72,6 +80,9 @@ class DistillationTransferConfig(TeacherConfig):
     temperature: float = 2.0        # T of the soft targets
     max_len: int = 32               # longest sequence in tokens (pre-training and pairs)
     transfer: tuple = (0, 1, 4, 16)  # transfer-set sizes, in multiples of n_train
+    scratch_labelled: int = 30      # the from-scratch arm (Hinton's regime): labelled pairs, the first of n_train
+    scratch_transfer: int = 270     # ... and fresh unlabelled pairs the teacher labels for it
+    scratch_temperatures: tuple = (2.0, 4.0, 8.0)   # T of its soft targets, one row each
     corpus: Optional[str] = None    # the teacher's pre-training text: "real", the English text minilm ships
                                     # (Jargon File 4.4.7, 1.3 MB, minilm/data/real/), or a UTF-8 text file (or .gz):
                                     # documents separated by blank lines, one sentence per line (default: synthetic)
@@ -79,7 +90,8 @@ class DistillationTransferConfig(TeacherConfig):
     @classmethod
     def quick(cls):
         return replace(cls(), teacher_layers=2, n_embd=32, docs=40, pretrain_steps=20, teacher_steps=100,
-                       n_train=200, n_test=200, student_steps=30, transfer=(0, 4))
+                       n_train=200, n_test=200, student_steps=30, transfer=(0, 4), scratch_labelled=20,
+                       scratch_transfer=60, scratch_temperatures=(2.0, 8.0))
 
 
 CONFIG = DistillationTransferConfig
@@ -90,18 +102,33 @@ def condition_name(k: int, objective: str) -> str:
     return f"transfer {k}×: {OBJECTIVES[objective]}"
 
 
+def scratch_name(settings: dict, objective: str, temperature: float | None = None) -> str:
+    head = f"from scratch, {settings['scratch_labelled']} + {settings['scratch_transfer']}: "
+    return head + ("hard labels" if objective == "hard" else f"soft targets, T = {temperature:g}")
+
+
 def conditions(settings: dict) -> dict:
-    """row label -> (transfer multiple, objective), or None for the teacher row."""
+    """row label -> (transfer multiple, objective), ("scratch", objective, T) for the from-scratch
+    arm, or None for the teacher row."""
     out = {teacher_label(settings): None}
     for k in settings["transfer"]:
         for objective in OBJECTIVES:
             out[condition_name(k, objective)] = (k, objective)
+    out[scratch_name(settings, "hard")] = ("scratch", "hard", settings["temperature"])
+    for T in settings["scratch_temperatures"]:
+        out[scratch_name(settings, "soft", T)] = ("scratch", "soft", float(T))
     return out
 
 
 def plan(cfg: DistillationTransferConfig) -> Plan:
     s = settings_of(cfg)
     s["transfer"] = list(s["transfer"])   # as JSON gives it back (--resume compares the settings)
+    s["scratch_temperatures"] = [float(T) for T in s["scratch_temperatures"]]
+    if not 1 <= s["scratch_labelled"] <= s["n_train"] or s["scratch_transfer"] < 0 or not all(
+            T > 0 for T in s["scratch_temperatures"]):
+        raise ConfigError(f"{NAME}: scratch_labelled={s['scratch_labelled']} (expected 1..n_train={s['n_train']}), "
+                          f"scratch_transfer={s['scratch_transfer']} (expected >= 0), scratch_temperatures="
+                          f"{s['scratch_temperatures']} (expected > 0)")
     if s["n_train"] < 1 or s["student_steps"] < 1 or not s["temperature"] > 0:
         raise ConfigError(f"{NAME}: n_train={s['n_train']}, student_steps={s['student_steps']}, "
                           f"temperature={s['temperature']}: expected positive values")
@@ -114,7 +141,7 @@ def plan(cfg: DistillationTransferConfig) -> Plan:
     pre = f"{s['docs']} synthetic documents" if not s["corpus"] else f"the documents of --corpus {s['corpus']}"
     return Plan(
         title="Distillation on a transfer set: does a student learn more when the teacher labels unlabelled "
-              "pairs, and do soft targets beat its hard labels?",
+              "pairs, and do soft targets beat its hard labels (initialised from the teacher, or from scratch)?",
         conditions=list(conditions(s)),
         metrics=[Metric("retained", "retained (student / teacher)"), Metric("accuracy", "accuracy"),
                  Metric("negated", "accuracy, negated premises"),
@@ -128,12 +155,48 @@ def plan(cfg: DistillationTransferConfig) -> Plan:
                f"the {s['n_train']} labelled pairs + k × {s['n_train']} unlabelled transfer pairs (fresh pairs of the "
                "task, test pairs left out) labelled by the teacher: its argmax (hard) or its distribution at "
                f"T = {s['temperature']} (×T², mixed ½ / ½ with the true labels of the labelled pairs).",
+               f"From scratch: the same student with random weights, the first {s['scratch_labelled']} labelled pairs + "
+               f"{s['scratch_transfer']} transfer pairs; hard labels (the teacher's argmax on the transfer pairs) or "
+               "soft targets at T = " + ", ".join(f"{T:g}" for T in s["scratch_temperatures"]) + ".",
                f"Held equal (checked): every student takes {s['student_steps']} optimizer steps of {s['batch_size']} "
                "pairs and has the same parameters; the transfer set changes what the steps see, not how many.",
                "The teacher has something to pass on where 'teacher − student' of the 0× hard-label row is above 0. "
                f"Held-out: {s['n_test']} pairs. Papers: Hinton et al. 2015 (MNIST test set: 146 errors from the "
                "labels, 74 from soft targets); DistilBERT keeps 97% of BERT-base's GLUE score "
-               "(Sanh et al. 2019, Table 1, GLUE dev sets)."])
+               "(Sanh et al. 2019, Table 1, GLUE dev sets)."],
+        claims=claims(s))
+
+
+def claims(settings: dict) -> list:
+    """The papers' findings on this table. Hinton's: a student trained from scratch learns more from
+    soft targets at a raised temperature than from hard labels, and more as T exposes the small
+    probabilities; DistilBERT's: soft targets help a student initialised from the teacher too, and
+    a larger transfer set teaches more."""
+    small, large = min(settings["transfer"]), max(settings["transfer"])
+    temperatures = sorted(settings["scratch_temperatures"])
+    raised = tuple(scratch_name(settings, "soft", T) for T in temperatures if T > min(temperatures)) or \
+        (scratch_name(settings, "soft", temperatures[-1]),)
+    contrast = (f"measured in this table: with the student initialised from the teacher's layers and "
+                f"{settings['n_train']} labelled pairs, the hard labels already carry what it can use (the teacher − "
+                "student column); the from-scratch rows, with little labelled data, are where soft targets win")
+    return [
+        Beats("A student trained from scratch on little labelled data learns more from the teacher's soft targets "
+              "at a raised temperature than from its hard labels (Hinton et al. 2015, §3: a from-scratch MNIST net "
+              "makes 74 test errors with soft targets at T = 20 against 146 from the labels).", "accuracy",
+              above=raised, below=(scratch_name(settings, "hard"),)),
+        Beats("Raising T exposes more of the teacher's 'dark knowledge', the ratios of its small probabilities "
+              "(Hinton et al. 2015, §2).", "accuracy",
+              above=(scratch_name(settings, "soft", temperatures[-1]),),
+              below=(scratch_name(settings, "soft", temperatures[0]),)),
+        Beats("Soft targets also help a student initialised from the teacher (DistilBERT, Table 4: removing them "
+              f"costs 2.96 GLUE points); here on the labelled pairs alone ({small}×).", "accuracy",
+              above=(condition_name(small, "soft"),), below=(condition_name(small, "hard"),), why_not=contrast + "."),
+        Beats(f"The same with the largest transfer set ({large}×).", "accuracy",
+              above=(condition_name(large, "soft"),), below=(condition_name(large, "hard"),), why_not=contrast + "."),
+        Beats("A larger transfer set labelled by the teacher teaches more (DistilBERT distils on its whole "
+              "pre-training corpus).", "accuracy",
+              above=(condition_name(large, "soft"),), below=(condition_name(small, "soft"),)),
+    ]
 
 
 # ---- the transfer set --------------------------------------------------------------------------
@@ -171,10 +234,23 @@ def join_rows(a_ids, a_mask, b_ids, b_mask, pad_id: int):
 
 def training_rows(bundle: dict, k: int, objective: str, seed: int, settings: dict):
     """(ids, mask, labels) of a student's training set: the labelled pairs with their labels, then
-    k × n_train transfer pairs labelled by the teacher's argmax (hard) or unlabelled (IGNORE: the
-    soft objectives' CE skips them; their soft terms use the teacher's distribution)."""
-    ids, mask, y = bundle["ids"], bundle["mask"], bundle["y"]
-    n = k * settings["n_train"]
+    k × n_train transfer pairs (:func:`with_transfer`)."""
+    return with_transfer(bundle["ids"], bundle["mask"], bundle["y"], k * settings["n_train"], bundle, objective,
+                         seed, settings)
+
+
+def scratch_rows(bundle: dict, objective: str, seed: int, settings: dict):
+    """(ids, mask, labels) of the from-scratch arm: the first ``scratch_labelled`` labelled pairs with
+    their labels, then ``scratch_transfer`` transfer pairs (:func:`with_transfer`)."""
+    n_lab = settings["scratch_labelled"]
+    return with_transfer(bundle["ids"][:n_lab], bundle["mask"][:n_lab], bundle["y"][:n_lab],
+                         settings["scratch_transfer"], bundle, objective, seed, settings)
+
+
+def with_transfer(ids, mask, y, n: int, bundle: dict, objective: str, seed: int, settings: dict):
+    """The labelled rows followed by the first ``n`` pairs of the seed's transfer stream, labelled by
+    the teacher's argmax (hard) or unlabelled (IGNORE: the soft objectives' CE skips them; their soft
+    terms use the teacher's distribution)."""
     if n == 0:
         return ids, mask, y
     _, test = labelled_examples(seed, settings)
@@ -227,7 +303,7 @@ def scores(model, bundle: dict, negated: np.ndarray) -> tuple[float, float]:
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    from minilm.downstream.distill import inference_parameters
+    from minilm.downstream.distill import build_student, inference_parameters
     from minilm.train import TrainConfig, train
     rows = conditions(settings)
     if condition not in rows:
@@ -238,11 +314,17 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     if rows[condition] is None:
         return {"retained": 1.0, "accuracy": teacher_acc, "negated": teacher_neg, "teacher_lead": 0.0,
                 "steps": float("nan"), "params": inference_parameters(bundle["teacher"])}
-    k, objective = rows[condition]
-    ids, mask, labels = training_rows(bundle, k, objective, seed, settings)
-    student = make_student(bundle, settings["student_layers"], objective, seed)
-    run = TransferRun(bundle, student, weights_for(objective, settings["temperature"]), settings["batch_size"],
-                      ids, mask, labels)
+    if rows[condition][0] == "scratch":
+        _, objective, temperature = rows[condition]
+        ids, mask, labels = scratch_rows(bundle, objective, seed, settings)
+        student, _ = build_student(bundle["teacher"], settings["student_layers"], projection=False,
+                                   rng=np.random.default_rng([seed, 6, settings["student_layers"]]),
+                                   init_from_teacher=False)
+    else:
+        (k, objective), temperature = rows[condition], settings["temperature"]
+        ids, mask, labels = training_rows(bundle, k, objective, seed, settings)
+        student = make_student(bundle, settings["student_layers"], objective, seed)
+    run = TransferRun(bundle, student, weights_for(objective, temperature), settings["batch_size"], ids, mask, labels)
     steps = settings["student_steps"]
     cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=max(1, steps // 10), eval_every=steps,
                       checkpoint_every=steps, seed=seed)

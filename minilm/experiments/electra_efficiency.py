@@ -57,6 +57,7 @@ from pathlib import Path
 
 from autograd.errors import ConfigError, TrainingError
 from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
+from minilm.experiments.claims import Beats
 from minilm.experiments import electra_ablation
 from minilm.experiments import electra_common as common
 from minilm.io import atomic_write
@@ -151,6 +152,13 @@ def held_equal(configs: dict) -> dict:
     return next(iter(kept.values()))
 
 
+def claims(steps: list) -> list:
+    """Figure 1's finding at every checkpoint after step 0: ELECTRA's probe above BERT's."""
+    return [Beats(f"ELECTRA's downstream score is above BERT's at every pre-training budget (Clark et al. 2020, Figure "
+                  f"1); here at step {k}.", "probe", above=(condition("ELECTRA", k),), below=(condition("BERT (MLM)", k),))
+            for k in steps if k > 0]
+
+
 def plan(cfg: ElectraEfficiencyConfig) -> Plan:
     s = settings_of(cfg)
     steps = checkpoints(s)
@@ -180,7 +188,8 @@ def plan(cfg: ElectraEfficiencyConfig) -> Plan:
                f"through; one step costs {per_step['ELECTRA'] / 1e9:.2f} GFLOPs for ELECTRA (generator + "
                f"discriminator), {per_step['BERT (MLM)'] / 1e9:.2f} for BERT.",
                f"Entailment: 3 classes (chance 33.3%); a linear probe on the frozen encoder, {s['probe_train']} "
-               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder."])
+               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder."],
+        claims=claims(steps))
 
 
 class ProbedRecipe:

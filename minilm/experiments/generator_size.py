@@ -21,12 +21,18 @@ the discriminator sees that were actually replaced: a good generator often sampl
 from __future__ import annotations
 
 from minilm.experiments import Metric, Plan, config_of, settings_of
+from minilm.experiments.claims import BestOf
 from minilm.experiments import electra_common as common
 
 NAME = "generator-size"
 HELP = "ELECTRA's downstream score and discriminator AUC against the generator's size (Clark et al. Fig. 3)"
 
 FRACTIONS = {"1/8": 0.125, "1/4": 0.25, "1/2": 0.5, "3/4": 0.75, "1": 1.0}
+CLAIMS = [
+    BestOf("Generators 1/4 to 1/2 the size of the discriminator work best: too small a generator makes the task "
+           "too easy, too large a one too hard (Clark et al. 2020, Figure 3: an inverted U).", "probe",
+           winners=("1/4", "1/2"), among=tuple(FRACTIONS)),
+]
 
 CONFIG = common.ElectraExperimentConfig      # the generator's size is the condition
 OPTIONS = ("corpus", "steps", "lr")
@@ -49,7 +55,8 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                "discriminator's size.",
                f"Generator widths: {widths} "
                f"units (at least 8). Entailment: 3 classes (chance 33.3%); a linear probe on the frozen discriminator, "
-               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs."])
+               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs."],
+        claims=CLAIMS)
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from minilm.experiments import Metric, Plan, settings_of
+from minilm.experiments.claims import Beats, applicable
 from minilm.recipes.config import override
 
 NAME = "new-york"
@@ -57,6 +58,14 @@ XLNET_ORDERS = {"XLNet, independent": "independent",
                 "XLNet, factorised L->R": "left_to_right",
                 "XLNet, factorised R->L": "right_to_left"}
 CONDITIONS = [REFERENCE, BERT, *XLNET_ORDERS]
+CLAIMS = [
+    Beats("Predicting a name's tokens one after the other (XLNet's factorisation) learns the dependency between "
+          "them that independent prediction (BERT) cannot: p(York | New, is a city) (Yang et al. 2019, §2.6).",
+          "coherent_rate", above=("XLNet, factorised L->R", "XLNet, factorised R->L"),
+          below=(BERT, "XLNet, independent")),
+    Beats("So it gets more whole names right.", "joint_accuracy",
+          above=("XLNet, factorised L->R", "XLNet, factorised R->L"), below=(BERT, "XLNet, independent")),
+]
 
 _CACHE: dict = {}   # (seed, settings) -> trained XLNet recipe; its three rows share one training run
 
@@ -100,7 +109,8 @@ def plan(cfg: NewYorkConfig) -> Plan:
                "near the most frequent name's share; 'real names' (the prediction spells some name of the "
                "corpus) is where predicting one token after the other shows.",
                "Yang et al. 2019, §2.6: BERT predicts 'New' and 'York' independently; XLNet's factorisation "
-               "gives p(York | New, context)."])
+               "gives p(York | New, context)."],
+        claims=applicable(CLAIMS, conditions))
 
 
 def _recipe_config(recipe_class, settings: dict, seed: int, **extra):

@@ -51,10 +51,12 @@ def markdown_report(name: str, plan, values: dict, seeds, command: str, seconds:
     """The table with its caption: the question, the command that made it, seeds, time and settings.
     CPU time (all threads, all runs) is the cost that does not depend on how busy the machine was."""
     settings = ", ".join(f"{k}={v}" for k, v in plan.settings.items())
+    from minilm.experiments import claims
     lines = [f"### {name}: {plan.title}", "",
              f"`{command}` — mean ± standard deviation over {len(seeds)} seeds ({', '.join(map(str, seeds))}); "
              f"{seconds / 60:.1f} min wall-clock" + (f", {cpu_seconds / 60:.1f} min of CPU" if cpu_seconds else "")
              + ".", "", markdown_table(plan, values), ""]
+    lines += claims.markdown(claims.verdict(plan.claims, values))
     if plan.notes:
         lines += list(plan.notes) + [""]
     lines.append(f"Settings: {settings}.")

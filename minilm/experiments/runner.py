@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from autograd.errors import ConfigError
-from minilm.experiments import report
+from minilm.experiments import claims, report
 from minilm.io import atomic_write
 
 FORMAT = "minilm-experiment/1"
@@ -147,13 +147,19 @@ def _run_in_processes(module_name: str, todo, settings: dict, record, bar, jobs:
                 os.environ[k] = v
 
 
-def _result(name: str, plan, runs: list, seeds, out_dir: Path, *, quick: bool, seconds: float,
-            command: str) -> dict:
-    """The table, the report (OUT/NAME.md), the figure (OUT/NAME.png) and the result dict of ``runs``."""
+def values_of(plan, runs: list) -> dict:
+    """``{condition: {metric: [one value per seed, in seed order]}}`` of the recorded ``runs``."""
     values: dict = {}
     for r in sorted(runs, key=lambda r: (r["seed"], plan.conditions.index(r["condition"]))):
         for k, v in r["metrics"].items():
             values.setdefault(r["condition"], {}).setdefault(k, []).append(v)
+    return values
+
+
+def _result(name: str, plan, runs: list, seeds, out_dir: Path, *, quick: bool, seconds: float,
+            command: str) -> dict:
+    """The table, the report (OUT/NAME.md), the figure (OUT/NAME.png) and the result dict of ``runs``."""
+    values = values_of(plan, runs)
     cpu = sum(r.get("cpu_seconds", 0.0) for r in runs)  # the load-independent cost (reused runs included)
     md = report.markdown_report(name, plan, values, seeds, command, seconds, cpu)
     md_path = out_dir / f"{name}.md"
@@ -163,7 +169,8 @@ def _result(name: str, plan, runs: list, seeds, out_dir: Path, *, quick: bool, s
                            values=values.get(c, {}).get(m.key, [])) for c in plan.conditions}
                for m in plan.metrics}
     return {"format": FORMAT, "name": name, "title": plan.title, "quick": quick, "seeds": list(seeds),
-            "settings": plan.settings, "conditions": plan.conditions,
+            "command": command, "agreement": claims.verdict(plan.claims, values), "settings": plan.settings,
+            "conditions": plan.conditions,
             "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
             "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),
             "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1)}

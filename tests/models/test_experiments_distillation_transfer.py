@@ -20,8 +20,12 @@ def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.distillation_transfer"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions[0] == "teacher (4 layers)"
-    assert len(full.conditions) == 1 + len(exp.OBJECTIVES) * len(full.settings["transfer"])
+    assert len(full.conditions) == (1 + len(exp.OBJECTIVES) * len(full.settings["transfer"])
+                                    + 1 + len(full.settings["scratch_temperatures"]))
     assert "transfer 0×: hard labels" in full.conditions and "transfer 16×: soft + cosine" in full.conditions
+    assert full.conditions[-4:] == ["from scratch, 30 + 270: hard labels", "from scratch, 30 + 270: soft targets, T = 2",
+                                    "from scratch, 30 + 270: soft targets, T = 4",
+                                    "from scratch, 30 + 270: soft targets, T = 8"]
     assert [m.key for m in full.metrics][:3] == ["retained", "accuracy", "negated"]
     for key in ("student_steps", "teacher_steps", "n_test", "n_embd"):
         assert quick.settings[key] < full.settings[key], key
@@ -35,7 +39,9 @@ def test_registered_and_planned():
 
 
 @pytest.mark.parametrize("change", [dict(transfer=(0, -1)), dict(transfer=(1, 1)), dict(transfer=()),
-                                    dict(student_layers=4), dict(student_steps=0), dict(temperature=0.0)])
+                                    dict(student_layers=4), dict(student_steps=0), dict(temperature=0.0),
+                                    dict(scratch_labelled=0), dict(scratch_labelled=301), dict(scratch_transfer=-1),
+                                    dict(scratch_temperatures=(2.0, 0.0))])
 def test_plan_rejects_a_bad_setting(change):
     with pytest.raises(ConfigError, match=exp.NAME):
         exp.plan(replace(exp.CONFIG(), **change))
@@ -119,6 +125,26 @@ def test_zero_transfer_rows_are_the_distillation_students_and_steps_are_counted(
     assert math.isclose(row["teacher_lead"], teacher["accuracy"] - row["accuracy"])
     with pytest.raises(ConfigError, match="unknown condition"):
         exp.run_one("transfer 3×: soft targets", 0, same)
+
+
+def test_the_from_scratch_arm_starts_from_random_weights_on_few_labels(tiny, monkeypatch):
+    settings, bundle = tiny
+    settings = dict(settings, scratch_labelled=5, scratch_transfer=7)
+    ids, mask, y = exp.scratch_rows(bundle, "hard", 0, settings)
+    assert len(y) == 12 and (y[:5] == bundle["y"][:5]).all()
+    assert (y[5:] == exp.teacher_argmax(bundle["teacher"], ids[5:], mask[5:])).all()
+    assert (exp.scratch_rows(bundle, "soft", 0, settings)[2][5:] == exp.IGNORE).all()
+    plan = exp.plan(replace(exp.CONFIG.quick(), scratch_labelled=5, scratch_transfer=7, scratch_temperatures=(3.0,)))
+    assert plan.conditions[-2:] == ["from scratch, 5 + 7: hard labels", "from scratch, 5 + 7: soft targets, T = 3"]
+    from minilm.downstream import distill
+    built, build = [], distill.build_student
+    monkeypatch.setattr(distill, "build_student", lambda *a, **k: built.append(k) or build(*a, **k))
+    same = dict(settings, student_layers=1, scratch_temperatures=[3.0])
+    soft = exp.run_one("from scratch, 5 + 7: soft targets, T = 3", 0, same)
+    assert soft["steps"] == settings["student_steps"]
+    assert built[-1]["init_from_teacher"] is False                        # random weights, not the teacher's
+    warm = exp.run_one(exp.condition_name(0, "soft"), 0, same)
+    assert soft["params"] == warm["params"]                                # the same student network
 
 
 @pytest.mark.slow

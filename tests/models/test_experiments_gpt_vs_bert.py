@@ -20,7 +20,7 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS
     keys = [m.key for m in full.metrics]
-    assert keys[:4] == ["entailment", "sentiment", "sentiment_negated", "cloze"]
+    assert keys[:5] == ["agreement", "entailment", "sentiment", "sentiment_negated", "cloze"]
     assert {"perplexity", "parameters", "tokens"} <= set(keys)
     assert not next(m for m in full.metrics if m.key == "perplexity").higher_is_better
     for key in ("steps", "ft_steps", "n_embd", "docs", "test"):
@@ -108,6 +108,61 @@ def test_cloze_items_and_scorers(tiny):
         assert 0.0 <= score <= 1.0
 
 
+def test_agreement_rows_hide_the_subject_and_the_verb_decides_the_label(tiny):
+    from minilm.data.synthetic import TOPICS
+    from minilm.experiments import gpt_vs_bert_tokens as token_task
+    tok = tiny[3].tokenizer
+    split = token_task.agreement_split(tok, 40, np.random.default_rng(0))
+    ids, pos, labels = split["ids"], split["positions"], split["labels"]
+    assert (ids[np.arange(len(ids)), pos] == tok.mask_id).all() and (ids == tok.mask_id).sum() == len(ids)
+    assert 0 < labels.mean() < 1
+    plural_verbs = {plural for topic in TOPICS.values() for _, plural in topic.intransitive}
+    for text, label in zip(split["texts"], labels):   # "the PREP the PLACE VERB .": the verb's form is the label
+        assert label == (text.split()[-2] in plural_verbs), text
+
+
+def test_gpts_state_at_the_subject_has_not_read_the_verb_and_berts_has(tiny):
+    """The token-level task's premise: GPT's state at [MASK] is the same whatever follows; BERT's is not."""
+    from minilm.data import pad_batch
+    from minilm.experiments import gpt_vs_bert_tokens as token_task
+    settings, _, _, gpt, bert = tiny
+    tok = gpt.tokenizer
+    rows = [tok.build_inputs(tok.encode("the") + [tok.mask_id] + tok.encode(right))[0]
+            for right in ("near the house runs .", "near the houses run quickly .")]
+    ids, mask = pad_batch(rows, tok.pad_id)
+    split = {"ids": ids, "mask": mask, "positions": np.array([r.index(tok.mask_id) for r in rows])}
+    g = token_task.token_features("gpt", gpt.model, split)
+    b = token_task.token_features("bert", bert.model, split)
+    np.testing.assert_allclose(g[0], g[1], atol=1e-5)
+    assert np.abs(b[0] - b[1]).max() > 1e-4
+
+
+def test_token_classifier_learns_from_the_labels_of_its_position(tiny):
+    from minilm.experiments import gpt_vs_bert_tokens as token_task
+    settings, _, _, gpt, bert = tiny
+    data = token_task.agreement_data(gpt.tokenizer, dict(settings, agreement_train=16, test=16), 0)
+    for family, recipe in (("gpt", gpt), ("bert", bert)):
+        clf = token_task.TokenClassifier(family, recipe.model, seed=0, aux_weight=0.5)
+        out = clf(data["train"]["ids"], data["train"]["mask"], data["train"]["positions"],
+                  labels=data["train"]["labels"])
+        assert out["logits"].shape == (16, 2) and np.isfinite(out["loss"].data)
+        acc = token_task.finetune_accuracy(family, recipe.model, data, dict(settings, ft_steps=2), 0)
+        assert 0.0 <= acc <= 1.0
+    assert 0.0 <= token_task.reference_accuracy(data) <= 1.0
+
+
+def test_bert_reads_the_entailment_pairs_with_the_segment_ids_it_was_pre_trained_with(tiny):
+    settings, _, _, gpt, _ = tiny
+    tok = gpt.tokenizer
+    data = exp.task_data(tok, dict(settings, seq_len=96), 0)   # the tiny vocabulary cuts words finely
+    (ids, mask, _), (segs, _) = data["entailment"]["train"], data["entailment"]["segments"]
+    assert segs.shape == ids.shape
+    for row, seg, m in zip(ids, segs, mask):
+        first_sep = list(row).index(tok.sep_id)
+        assert (seg[:first_sep + 1] == 0).all() and (seg[first_sep + 1:int(m.sum())] == 1).all()
+        assert (seg[int(m.sum()):] == 0).all()
+
+
 def test_unknown_condition():
     with pytest.raises(ValueError, match="unknown condition"):
         exp.run_one("ELMo", 0, asdict(exp.CONFIG.quick()))
@@ -120,7 +175,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
     for c in exp.CONDITIONS:
-        for key in ("entailment", "sentiment", "cloze"):
+        for key in ("agreement", "entailment", "sentiment", "cloze"):
             assert all(0.0 <= v <= 1.0 for v in r["summary"][key][c]["values"])
     for c in (exp.GPT_FROZEN, exp.GPT_FT):
         assert all(math.isfinite(v) for v in r["summary"]["perplexity"][c]["values"])

@@ -1,0 +1,90 @@
+"""Re-write the experiment pages docs/experiments/NAME.md from the runs recorded in NAME.json, running
+nothing: after a change to a page's wording, its notes or its claims (the "Agrees with the paper?"
+line), not to what is measured.
+
+The plan is rebuilt from the recorded settings; if the code's plan would now run with other
+settings, the record no longer describes it and the tool refuses (re-run the experiment instead:
+``minilm experiment NAME --jobs 2 --out docs/experiments --no-progress``). The command line, the
+seeds and the wall-clock time on the page are the recorded run's; the PNG is left as it was.
+``--check`` writes nothing and fails if a page or a record's verdict is not what its runs give
+(tests/models/test_docs.py runs it), so the verdicts on the pages are always computed from the runs.
+
+    python tools/render_experiment_pages.py              # every page
+    python tools/render_experiment_pages.py masking      # one
+    python tools/render_experiment_pages.py --check
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = ROOT / "docs" / "experiments"
+sys.path.insert(0, str(ROOT))
+
+
+def _command(record: dict, md_path: Path) -> str:
+    """The command that made the record: stored in it since the runner writes it, else the old page's."""
+    if record.get("command"):
+        return record["command"]
+    if md_path.exists():
+        for line in md_path.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"^`(minilm experiment [^`]+)`", line)
+            if m:
+                return m.group(1)
+    return f"minilm experiment {record['name']}"
+
+
+def render(name: str) -> tuple[str, dict]:
+    """(the page's Markdown, the record with its command and verdict) for experiment ``name``."""
+    from minilm.experiments import available, claims, config_of, report
+    from minilm.experiments.runner import values_of
+    module = available()[name]
+    json_path, md_path = EXPERIMENTS / f"{name}.json", EXPERIMENTS / f"{name}.md"
+    record = json.loads(json_path.read_text(encoding="utf-8"))
+    plan = module.plan(config_of(module.CONFIG, record["settings"]))
+    if json.loads(json.dumps(plan.settings)) != record["settings"]:
+        changed = sorted(k for k in set(plan.settings) | set(record["settings"])
+                         if json.loads(json.dumps(plan.settings.get(k))) != record["settings"].get(k))
+        raise SystemExit(f"render_experiment_pages: {json_path} was run with other settings than the code's "
+                         f"plan now has ({', '.join(changed)}); re-run the experiment")
+    values = values_of(plan, record["runs"])
+    command = _command(record, md_path)
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in record["runs"])
+    md = report.markdown_report(name, plan, values, record["seeds"], command, record["seconds"], cpu)
+    return md, dict(record, command=command, agreement=claims.verdict(plan.claims, values))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="experiments to render (default: every one with a record)")
+    ap.add_argument("--check", action="store_true", help="write nothing; fail if a page is out of date")
+    args = ap.parse_args(argv)
+    from minilm.experiments import EXPERIMENTS as REGISTRY
+    from minilm.io import atomic_write
+    names = args.names or [n for n in REGISTRY if (EXPERIMENTS / f"{n}.json").exists()]
+    stale = []
+    for name in names:
+        md, record = render(name)
+        md_path, json_path = EXPERIMENTS / f"{name}.md", EXPERIMENTS / f"{name}.json"
+        old = json.loads(json_path.read_text(encoding="utf-8"))
+        if args.check:
+            if md_path.read_text(encoding="utf-8") != md or old.get("agreement") != record["agreement"]:
+                stale.append(name)
+            continue
+        atomic_write(md_path, md)
+        if old != record:
+            atomic_write(json_path, json.dumps(record, indent=1, allow_nan=False))
+        print(f"{md_path.relative_to(ROOT)}: {record['agreement'].get('verdict') or 'no claims'}")
+    if stale:
+        print("render_experiment_pages: out of date (run python tools/render_experiment_pages.py): "
+              + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
