@@ -62,8 +62,8 @@ CLAIMS = [
           "retained", above=("1 layer: soft targets",), below=("1 layer: hard labels",)),
     Beats("The cosine loss on the hidden states adds to the soft targets (Table 4: removing it costs 1.46).",
           "retained", above=("1 layer: soft + cosine",), below=("1 layer: soft targets",)),
-    Beats("Matching every layer's states and attention adds more (Jiao et al. 2020, TinyBERT: dropping the "
-          "layer-wise distillation costs the most in its ablation).",
+    Beats("Matching every layer's states and attention adds more (Jiao et al. 2020, TinyBERT: in its ablation of "
+          "the distillation objectives, dropping the Transformer-layer distillation costs the most).",
           "retained", above=("1 layer: soft + hidden/attn MSE",), below=("1 layer: soft + cosine",)),
 ]
 OBJECTIVES = {  # DistillWeights of each objective (minilm/downstream/distill.py)

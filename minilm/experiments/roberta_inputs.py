@@ -46,9 +46,11 @@ counted (the pair formats are padded to the longest pair of their step, so they 
 
 Metrics:
   entailment probe   a linear probe (minilm/downstream/probe.py) on the frozen encoder's
-                     [h_<s> ; mean h] of ``<s> premise </s> hypothesis </s>`` (segment ids 0 / 1 for
-                     the +NSP models, which were trained with them), the three-class entailment task
-                     of minilm/data/downstream.py; chance 1/3;
+                     [h_<s> ; mean h] of ``<s> premise </s> hypothesis </s>``, read the same way by
+                     every format: the ``</s>`` marks the hypothesis and no model gets segment ids
+                     (the formats without NSP have no segment embedding; giving the +NSP models
+                     theirs would hand them a trained marker of the hypothesis the others lack), the
+                     three-class entailment task of minilm/data/downstream.py; chance 1/3;
   sentiment probe    the same on ``<s> sentence </s>`` of the sentiment task with negation; chance 1/2;
   MLM accuracy       held-out masked-LM accuracy on the SAME held-out blocks for every format
                      (FULL-SENTENCES blocks of the held-out documents, one fixed mask each) — long
@@ -109,7 +111,8 @@ CLAIMS = [
 class RobertaInputsConfig:
     """``minilm experiment roberta-inputs``: the RoBERTa recipe's config (the corpus, the model and the
     compute every format shares), each row its ``packing``. ``quick()``: toy sizes."""
-    probe_train: int = 256          # labelled examples each probe is fitted on (per task)
+    probe_train: int = 1024         # labelled examples each probe is fitted on (per task): the seed spread of a
+                                    # 256-example probe (2-14 points) was larger than the formats' differences
     probe_test: int = 1000          # held-out examples each probe is scored on
     token_tolerance: float = 0.05   # a run may train on at most this share fewer tokens than steps × tokens_per_batch
     recipe: RobertaRecipeConfig = recipe_field(RobertaRecipeConfig(), set_by_rows=("packing",), steps=300,
@@ -170,17 +173,12 @@ def tokens_seen(recipe, steps: int) -> int:
     return sum(len(recipe.train_blocks[i]) for s in range(steps) for _, i in recipe.epoch_schedule(s))
 
 
-def segment_ids(ids: np.ndarray, sep_id: int) -> np.ndarray:
-    """(N, T): 1 after the first ``</s>`` of each row (segment B of ``<s> A </s> B </s>``), else 0."""
-    is_sep = ids == sep_id
-    return ((np.cumsum(is_sep, axis=1) - is_sep) >= 1).astype(np.int64)
-
-
 def encoder(recipe):
-    """``encode(ids, mask) -> (N, T, H)``: the frozen encoder of the recipe's model."""
-    model, sep = recipe.model, recipe.tokenizer.eos_id
+    """``encode(ids, mask) -> (N, T, H)``: the frozen encoder of the recipe's model, every format
+    reading a pair the same way (no segment ids: see the module docstring)."""
+    model = recipe.model
     if recipe.pairs:
-        return lambda ids, mask: model.bert(ids, segment_ids(ids, sep), mask)["last_hidden_state"]
+        return lambda ids, mask: model.bert(ids, None, mask)["last_hidden_state"]
     return model.encode
 
 

@@ -48,11 +48,6 @@ def test_recipe_defaults_keep_todays_behaviour():
     assert cfg.packing == "full" and cfg.tokens_per_batch == 0 and cfg.batch_size == 32
 
 
-def test_segment_ids_start_after_the_first_separator():
-    ids = np.array([[0, 7, 8, 2, 9, 2, 1], [0, 7, 2, 1, 1, 1, 1]])
-    assert exp.segment_ids(ids, 2).tolist() == [[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]]
-
-
 def test_sentence_pairs_hold_one_sentence_a_segment():
     docs = [[[10 + d * 10 + i] * (i + 1) for i in range(4)] for d in range(5)]   # doc d, sentence i: distinct ids
     pairs = sentence_pair_instances(docs, max_seq_length=32, rng=np.random.default_rng(0), cls_id=0, sep_id=1)
@@ -103,6 +98,20 @@ def test_pair_formats_train_bert_with_nsp(recipes):
     segment = built["SEGMENT-PAIR+NSP"].train_blocks
     assert np.mean([len(b) for b in sentence]) < np.mean([len(b) for b in segment])   # one sentence a segment
     assert not built["FULL-SENTENCES"].pairs and not hasattr(built["FULL-SENTENCES"].model, "bert")
+
+
+def test_every_format_is_probed_without_segment_ids(recipes, monkeypatch):
+    """The +NSP models were trained with a segment embedding, the others have none: the probe gives it to
+    no one, so no format gets a trained marker of the hypothesis that the others lack."""
+    _, built = recipes
+    for recipe in built.values():
+        seen = []
+        if recipe.pairs:
+            bert = recipe.model.bert
+            monkeypatch.setattr(recipe.model, "bert", lambda ids, segs, mask: seen.append(segs) or bert(ids, segs, mask))
+        ids = np.array([[recipe.tokenizer.bos_id, 7, recipe.tokenizer.eos_id, 9, recipe.tokenizer.eos_id]])
+        exp.encoder(recipe)(ids, np.ones_like(ids))
+        assert seen in ([], [None])
 
 
 def test_doc_sentences_never_cross_a_document(recipes):
