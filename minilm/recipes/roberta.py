@@ -260,7 +260,12 @@ class RobertaRecipe:
     def batch(self, rng):
         step = step_of(rng, self._draws)
         self._draws += 1
-        schedule = self.epoch_schedule(step)
+        return self.batch_of(self.epoch_schedule(step))
+
+    def batch_of(self, schedule: list[tuple[int, int]]) -> dict:
+        """The padded batch of the training sequences ``schedule`` names, as (epoch, index) pairs, each
+        masked as its epoch masks it (``batch`` serves one step's schedule; the batch-size experiment
+        draws its own to measure the gradient noise)."""
         out = self._arrays([self.data.get(index, epoch) for epoch, index in schedule])
         if self.pairs:
             out.update(self._pair_arrays([self.segments[i] for _, i in schedule],
@@ -282,24 +287,28 @@ class RobertaRecipe:
             return model(input_ids, segment_ids, attention_mask)["mlm_logits"]
         return model(input_ids, attention_mask)["logits"]
 
-    def evaluate(self, model):
+    def evaluate(self, model, rows: slice = slice(None)):
+        """Held-out MLM loss and accuracy (and NSP accuracy for the pair formats) on the held-out
+        sequences ``rows`` selects (all of them by default; the batch-size experiment picks its
+        learning rate on one half and reports the other)."""
+        val = {k: v[rows] for k, v in self.val.items()}
         total = correct = n = nsp_correct = 0
-        for i in range(0, len(self.val["input_ids"]), 64):
+        for i in range(0, len(val["input_ids"]), 64):
             sl = slice(i, i + 64)
-            labels = self.val["labels"][sl]
+            labels = val["labels"][sl]
             if self.pairs:
-                out = model(self.val["input_ids"][sl], self.val["segment_ids"][sl], self.val["attention_mask"][sl])
+                out = model(val["input_ids"][sl], val["segment_ids"][sl], val["attention_mask"][sl])
                 logits = out["mlm_logits"]
-                nsp_correct += int((out["nsp_logits"].data.argmax(-1) == self.val["nsp_labels"][sl]).sum())
+                nsp_correct += int((out["nsp_logits"].data.argmax(-1) == val["nsp_labels"][sl]).sum())
             else:
-                logits = model(self.val["input_ids"][sl], self.val["attention_mask"][sl])["logits"]
+                logits = model(val["input_ids"][sl], val["attention_mask"][sl])["logits"]
             total += F.cross_entropy(logits, labels, reduction="sum").item()
             m = labels != -100
             correct += int((logits.data.argmax(-1)[m] == labels[m]).sum())
             n += int(m.sum())
         out = {"loss": total / max(n, 1), "mlm_accuracy": correct / max(n, 1)}
         if self.pairs:
-            out["nsp_accuracy"] = nsp_correct / max(len(self.val["input_ids"]), 1)
+            out["nsp_accuracy"] = nsp_correct / max(len(val["input_ids"]), 1)
         return out
 
     def baselines(self):

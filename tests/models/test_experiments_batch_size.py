@@ -108,3 +108,74 @@ def test_quick_run_end_to_end(exp, tmp_path, capsys):
     else:          # more steps on the same data read more tokens
         seen = [r["summary"]["tokens_seen"][c]["mean"] for c in conditions]
         assert seen[1] > seen[0] and seen[4] > seen[3] > seen[2]
+
+
+def test_noise_scale_of_a_known_problem():
+    """Examples x_i ~ N(μ, σ² I_d) and the loss mean_i ½|w − x_i|²: G = w − μ and Σ = σ² I, so
+    B_simple = d σ² / |w − μ|² (McCandlish et al. 2018, App. A.1)."""
+    from autograd import Tensor
+    from autograd.nn.module import Module, Parameter
+    from minilm.experiments.noise_scale import noise_scale
+
+    class Mean(Module):
+        def __init__(self, w):
+            super().__init__()
+            self.w = Parameter(np.asarray(w, dtype=np.float64))
+
+    d, sigma, rng = 20, 2.0, np.random.default_rng(0)
+    mu, w = rng.normal(size=d), np.zeros(d)
+    model = Mean(w)
+
+    def loss(m, x):                                   # x: (B, d)
+        return ((m.w - Tensor(x)) ** 2).sum(-1).mean() * 0.5
+
+    def draws(count, size):
+        return [mu + sigma * rng.normal(size=(size, d)) for _ in range(count)]
+    expected = d * sigma ** 2 / np.sum((w - mu) ** 2)
+    out = noise_scale(model, loss, draws(400, 2), draws(100, 64), 2, 64)
+    assert out["trace_sigma"] == pytest.approx(d * sigma ** 2, rel=0.1)
+    assert out["grad_sq"] == pytest.approx(np.sum((w - mu) ** 2), rel=0.25)
+    assert out["noise_scale"] == pytest.approx(expected, rel=0.3)
+    assert all(p.grad is None for p in model.parameters())          # the gradients are cleared after
+    with pytest.raises(ValueError, match="small < big"):
+        noise_scale(model, loss, draws(1, 8), draws(1, 8), 8, 8)
+
+
+def test_each_row_keeps_the_learning_rate_with_the_lowest_dev_loss(monkeypatch):
+    """run_one trains once per --lr-factors entry from the same start, picks on the DEV half and reports
+    the TEST half; a stand-in training makes the dev loss smallest at lr(B) × 2."""
+    from minilm.recipes import roberta
+    settings = {**settings_of(bs.CONFIG.quick()), "lr_factors": "0.5,1,2,4"}
+    B, _, lr, _ = bs.schedules(settings)["batch 8 × 160 steps"]
+    trained, firsts = [], []
+
+    def fake_pretrain(recipe, schedule):
+        firsts.append(float(next(iter(recipe.model.parameters())).data.ravel()[0]))
+        recipe.model.trained_lr = schedule.lr
+        trained.append(schedule.lr)
+
+    def fake_evaluate(self, model, rows=slice(None)):
+        loss = abs(math.log(model.trained_lr / (2 * lr)))
+        return {"loss": loss if rows == bs.DEV else 10 + loss, "mlm_accuracy": 0.5}
+    monkeypatch.setattr(bs, "pretrain", fake_pretrain)
+    monkeypatch.setattr(roberta.RobertaRecipe, "evaluate", fake_evaluate)
+    monkeypatch.setattr(bs, "scores", lambda recipe, loss, acc, seed, s: {"heldout_loss": loss})
+    monkeypatch.setattr(bs, "noise_scale_of", lambda recipe, seed: 1.0)
+    out = bs.run_one("batch 8 × 160 steps", 0, settings)
+    assert trained == pytest.approx([lr * f for f in (0.5, 1, 2, 4)])
+    assert len(set(firsts)) == 1                                     # every run starts from the same weights
+    assert out["lr_factor"] == 2 and out["lr"] == pytest.approx(2 * lr)
+    assert out["dev_loss"] == pytest.approx(0) and out["heldout_loss"] == pytest.approx(10)   # reported: TEST
+    with pytest.raises(ConfigError, match="--lr-factors"):
+        bs.lr_factors({"lr_factors": "1,fast"})
+    with pytest.raises(ConfigError, match="positive"):
+        bs.lr_factors({"lr_factors": "0,1"})
+
+
+def test_held_out_halves(tiny_recipe):
+    from autograd import no_grad
+    with no_grad():
+        full, whole = tiny_recipe.evaluate(tiny_recipe.model), tiny_recipe.evaluate(tiny_recipe.model, slice(None))
+        dev, test = (tiny_recipe.evaluate(tiny_recipe.model, rows) for rows in (bs.DEV, bs.TEST))
+    assert full == whole and dev["loss"] != test["loss"]
+    assert min(dev["loss"], test["loss"]) <= full["loss"] <= max(dev["loss"], test["loss"])
