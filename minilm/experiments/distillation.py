@@ -11,7 +11,7 @@ and attention scores. Hinton et al. (2015) scale the soft term by T² so that it
 their size as T grows.
 
 The miniature (all of it ``minilm.downstream.distill`` and ``minilm.downstream.finetune``): per seed, one teacher — a
-4-layer BERT pre-trained with MLM + NSP on the synthetic corpus, then fine-tuned on a few hundred
+4-layer BERT pre-trained with MLM + NSP on the synthetic corpus (or ``--corpus``), then fine-tuned on a few hundred
 labelled pairs of the three-class entailment task (``minilm.data.entailment_dataset``: hypernyms,
 added details and negation decide the label; chance is 33%) — is trained once and kept for every
 condition of that seed. Each student is a BERT of the teacher's width and 1 or 2 layers,
@@ -28,6 +28,8 @@ Metrics on held-out pairs: **retained**, the student's accuracy as a share of it
 teacher's parameters. The teacher row is the reference (100% by definition).
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import json
 import tempfile
@@ -98,6 +100,9 @@ class DistillationConfig(TeacherConfig):
     lr: float = 1e-3                # the students' peak learning rate
     temperature: float = 2.0        # T of the soft targets
     max_len: int = 32               # longest sequence in tokens (pre-training and pairs)
+    corpus: Optional[str] = None    # the teacher's pre-training text: "real", the English text minilm ships
+                                    # (minilm/data/real/), or a UTF-8 text file (or .gz): documents separated by
+                                    # blank lines, one sentence per line (default: --docs synthetic documents)
 
     @classmethod
     def quick(cls):
@@ -106,7 +111,7 @@ class DistillationConfig(TeacherConfig):
 
 
 CONFIG = DistillationConfig
-OPTIONS = ("n_train", "student_steps", "temperature")
+OPTIONS = ("n_train", "student_steps", "temperature", "corpus")
 
 
 def teacher_label(settings: dict) -> str:
@@ -159,7 +164,7 @@ def _train_teacher(seed: int, s: dict) -> dict:
                                  pretrain_steps=s["pretrain_steps"], pretrain_lr=2e-3, batch_size=s["batch_size"],
                                  seed=seed)
     docs = None
-    if s.get("corpus"):   # ``--corpus FILE`` of an experiment that reuses this teacher (distillation-transfer)
+    if s.get("corpus"):   # ``--corpus``: "real" or a file, instead of the synthetic documents
         from minilm.data import read_corpus
         docs = read_corpus(s["corpus"])
     bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)], docs=docs)
@@ -228,7 +233,9 @@ def plan(cfg: DistillationConfig) -> Plan:
                  Metric("size", "size, share of the teacher")],
         settings=settings,
         notes=[f"Teacher: BERT {s['teacher_layers']} layers x {s['n_embd']}, MLM + NSP for {s['pretrain_steps']} "
-               f"steps on {s['docs']} synthetic documents, fine-tuned {s['teacher_steps']} steps on "
+               f"steps on " + (f"{s['docs']} synthetic documents" if not s.get("corpus")
+                                else f"the documents of --corpus {s['corpus']}")
+               + f", fine-tuned {s['teacher_steps']} steps on "
                f"{s['n_train']} labelled entailment pairs (3 classes, chance 33%); one teacher per seed.",
                f"Students: the teacher's width, initialised from its layers (DistilBERT), "
                f"{s['student_steps']} steps on the same pairs; soft targets at T = {s['temperature']} "

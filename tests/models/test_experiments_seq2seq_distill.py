@@ -192,3 +192,15 @@ def test_distillation_quick_through_the_cli(tmp_path, capsys):
         assert 0 < s["size"][c]["mean"] < 1                                    # the students are smaller
         for a, t, ret in zip(s["accuracy"][c]["values"], s["accuracy"][teacher]["values"], s["retained"][c]["values"]):
             assert ret == pytest.approx(a / t)                                 # retained = student / teacher
+
+
+def test_distillation_reads_the_real_corpus_when_asked():
+    """--corpus reaches the teacher's settings (and its cache key) and the page says which text it read."""
+    from minilm.cli import build_parser
+    from minilm.experiments import settings_of
+    from minilm.recipes.config import from_args
+    args = build_parser().parse_args(["experiment", "distillation", "--corpus", "real"])
+    cfg = from_args(distillation.CONFIG, args, base=distillation.CONFIG())
+    assert cfg.corpus == "real" and settings_of(cfg)["corpus"] == "real"
+    assert "the documents of --corpus real" in distillation.plan(cfg).notes[0]
+    assert "200 synthetic documents" in distillation.plan(distillation.CONFIG()).notes[0]
