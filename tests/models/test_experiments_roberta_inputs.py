@@ -170,3 +170,28 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     for c in exp.FORMATS:   # equal tokens seen, as run_one checked
         assert all(0.95 * budget <= v <= budget for v in r["summary"]["tokens_seen_k"][c]["values"]), c
     assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()
+
+
+def test_pretraining_text_holds_every_word_of_the_probes(tmp_path):
+    """task_text mixes unlabelled task sentences into the corpus the recipe reads: every word type of
+    the entailment and sentiment probes then occurs in pre-training (without it, 'not' and the
+    hypernyms never do); task_text=0 leaves the recipe config as it is."""
+    import re
+    from minilm.data import entailment_dataset, read_corpus, sentiment_dataset
+    from minilm.experiments import roberta_inputs as ri
+    from minilm.experiments import settings_of
+    settings = settings_of(ri.CONFIG.quick())
+    cfg = ri.recipe_config("FULL-SENTENCES", 0, settings)
+    assert ri.with_task_text(cfg, {**settings, "task_text": 0}, 0, str(tmp_path)) is cfg
+    mixed = ri.with_task_text(cfg, {**settings, "task_text": 800}, 0, str(tmp_path))
+    docs = read_corpus(mixed.corpus)
+    assert len(docs) == cfg.docs + 100                               # 800 sentences in documents of 8
+
+    def words(texts):
+        return set(re.findall(r"[a-z']+", " ".join(texts).lower()))
+    seen = words(s for d in docs for s in d)
+    rng = np.random.default_rng([0, 77])
+    probe = words(t for e in entailment_dataset(300, rng=rng) for t in (e.premise, e.hypothesis))
+    probe |= words(e.text for e in sentiment_dataset(300, rng=np.random.default_rng([0, 78])))
+    assert {"not", "animal", "person"} <= probe and probe <= seen, sorted(probe - seen)
+    assert not {"not", "animal"} <= words(s for d in docs[:cfg.docs] for s in d)   # the corpus alone lacks them
