@@ -101,10 +101,20 @@ NAME = "bakeoff"
 HELP = "every family (GPT, BERT, RoBERTa, ELECTRA, XLNet, T5, BART, DeBERTa, a DistilBERT) on one text at equal compute"
 
 CONDITIONS = [RANDOM, GPT, BERT, ROBERTA, ELECTRA, XLNET, T5, BART, DEBERTA, STUDENT]
+# Measured on this machine: the GPT and BERT rows' run_one at this file's defaults but --steps 1000 and 4000
+# (seeds 0-2, what `minilm experiment bakeoff --steps 4000` computes for those rows).
+BERT_WHY_NOT = (
+    "measured: 250 steps are too few for BERT, and the gap turns with compute. The entailment gain over each "
+    "network's own init, mean over seeds 0-2: at 250 steps BERT -5.1 and GPT +3.9 (this table); at 1,000 steps "
+    "BERT +3.3 and GPT +6.1; at 4,000 steps BERT +30.7 (probe 86.4%) and GPT -7.0 (60.6%), BERT ahead in every "
+    "seed (`minilm experiment bakeoff --steps 4000`). The masked LM learns from 15% of the tokens, the "
+    "left-to-right LM from all of them, so BERT needs more steps to leave the unigram plateau (its Appendix C.1 "
+    "notes the MLM model converges more slowly); the default stays at 250 steps to keep the ten families' run "
+    "within its CPU budget")
 CLAIMS = [
     Beats("A bidirectional encoder beats the left-to-right GPT at equal size (Devlin et al. 2019, Table 1: MNLI-m "
           "84.6 vs 82.1, test); read here on the entailment probe's gain over each network's own init.",
-          "entailment_gain", above=(BERT,), below=(GPT,)),
+          "entailment_gain", above=(BERT,), below=(GPT,), why_not=BERT_WHY_NOT),
     Beats("The families that followed BERT improve on it (MNLI-m dev: ELECTRA-base 88.8, RoBERTa-large 90.2, "
           "XLNet-large 90.8, DeBERTa-large 91.1, at their own scales).", "entailment_gain",
           above=(ROBERTA, ELECTRA, XLNET, DEBERTA), below=(BERT,)),
