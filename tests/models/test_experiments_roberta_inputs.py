@@ -195,3 +195,63 @@ def test_pretraining_text_holds_every_word_of_the_probes(tmp_path):
     probe |= words(e.text for e in sentiment_dataset(300, rng=np.random.default_rng([0, 78])))
     assert {"not", "animal", "person"} <= probe and probe <= seen, sorted(probe - seen)
     assert not {"not", "animal"} <= words(s for d in docs[:cfg.docs] for s in d)   # the corpus alone lacks them
+
+
+def test_finetuned_column_only_when_asked():
+    quick = exp.CONFIG.quick()
+    assert "entailment_finetuned" not in [m.key for m in exp.plan(quick).metrics]
+    plan = exp.plan(override(quick, ft_steps=5))
+    assert "entailment_finetuned" in [m.key for m in plan.metrics]
+    assert any(n.startswith("Fine-tuned:") for n in plan.notes)
+    args = build_parser().parse_args(["experiment", exp.NAME, "--ft-steps", "5", "--ft-lrs", "1e-3"])
+    settings = exp.plan(from_args(exp.CONFIG, args, base=quick)).settings
+    assert settings["ft_steps"] == 5 and exp.ft_lrs(settings) == [1e-3]
+    with pytest.raises(ConfigError, match="--ft-lrs"):
+        exp.ft_lrs({"ft_lrs": "fast"})
+    with pytest.raises(ConfigError, match="positive"):
+        exp.ft_lrs({"ft_lrs": "1e-3,0"})
+
+
+@pytest.fixture(scope="module")
+def tiny_recipe():
+    settings = settings_of(override(exp.CONFIG.quick(), docs=12, probe_train=16, probe_test=8, ft_steps=2))
+    recipe = roberta.RobertaRecipe(exp.recipe_config("FULL-SENTENCES", 0, settings))
+    return recipe, settings
+
+
+def test_finetuned_readout_chooses_the_rate_on_dev_and_reports_test(tiny_recipe, monkeypatch):
+    """The learning rate is chosen on the dev pairs (the first quarter of the training pairs, never
+    trained on) and the chosen run's test accuracy is reported, not the best test accuracy; every
+    rate starts from the pre-trained weights, which are left in place afterwards."""
+    from minilm.downstream import finetune
+    recipe, settings = tiny_recipe
+    settings = {**settings, "ft_lrs": "1e-3,2e-3,3e-3"}
+    data = exp.probe_data(recipe.tokenizer, 0, settings)["entailment"]
+    before = {k: v.copy() for k, v in recipe.model.state_dict().items()}
+    calls = []
+
+    def fake_finetune(clf, ids, mask, labels, *, lr, **kw):
+        assert all(np.array_equal(v, before[k]) for k, v in recipe.model.state_dict().items())  # fresh start
+        assert len(labels) == settings["probe_train"] - exp.dev_size(settings)
+        calls.append(lr)
+        recipe.model.parameters()[0].data += 1.0                       # fine-tuning moves the weights
+
+    dev_acc, test_acc = {1e-3: 0.5, 2e-3: 0.9, 3e-3: 0.7}, {1e-3: 0.4, 2e-3: 0.6, 3e-3: 1.0}
+
+    def fake_accuracy(clf, ids, mask, labels, **kw):
+        table = dev_acc if len(labels) == exp.dev_size(settings) else test_acc
+        return np.arange(len(labels)) < round(table[calls[-1]] * len(labels))
+
+    monkeypatch.setattr(finetune, "finetune_classifier", fake_finetune)
+    monkeypatch.setattr(finetune, "classification_accuracy", fake_accuracy)
+    assert exp.finetuned_accuracy(recipe, data, 0, settings) == pytest.approx(0.625)   # 2e-3's test: 5 of 8
+    assert calls == [1e-3, 2e-3, 3e-3]
+    assert all(np.array_equal(v, before[k]) for k, v in recipe.model.state_dict().items())
+
+
+def test_finetuned_readout_trains_a_copy(tiny_recipe):
+    recipe, settings = tiny_recipe
+    before = {k: v.copy() for k, v in recipe.model.state_dict().items()}
+    scores = exp.probes(recipe, 0, settings)
+    assert 0 <= scores["entailment_finetuned"] <= 1
+    assert all(np.array_equal(v, before[k]) for k, v in recipe.model.state_dict().items())
