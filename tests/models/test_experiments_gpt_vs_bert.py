@@ -184,3 +184,29 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     tokens = [v for c in exp.CONDITIONS[1:] for v in r["summary"]["tokens"][c]["values"]]
     assert (max(tokens) - min(tokens)) / max(tokens) <= 0.05
     assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()
+
+
+def test_steps_trend_tool_runs_the_fine_tuned_rows_at_each_budget(tmp_path, monkeypatch):
+    """tools/gpt_vs_bert_steps.py: each job is the experiment's own run_one at that many steps (the
+    rest of the settings the experiment's defaults); the summary is the mean and spread over seeds
+    per model and budget, in the budgets' order; the plot is written."""
+    from tests.models.hf_fixture_tool import import_tool
+    tool = import_tool("gpt_vs_bert_steps")
+    seen = []
+
+    def fake_run_one(condition, seed, settings):
+        seen.append((condition, seed, settings["steps"], settings["ft_steps"]))
+        base = 0.5 if condition == exp.BERT_FT else 0.9
+        return {"entailment": base + seed / 100 + settings["steps"] / 1e4, "agreement": base, "cloze": base,
+                "sentiment": 0.0}
+
+    monkeypatch.setattr(exp, "run_one", fake_run_one)
+    runs = [tool._one((n, seed, c)) for n in (1000, 250) for seed in (0, 2) for c in (exp.GPT_FT, exp.BERT_FT)]
+    assert seen[0] == (exp.GPT_FT, 0, 1000, exp.CONFIG().ft_steps) and len(seen) == 8
+    summary = tool.summarize(runs)
+    assert list(summary[exp.BERT_FT]) == ["250", "1000"]
+    mean, sd = summary[exp.BERT_FT]["1000"]["entailment"]
+    assert mean == pytest.approx(0.61) and sd == pytest.approx(0.01)
+    assert summary[exp.GPT_FT]["250"]["agreement"] == [pytest.approx(0.9), 0.0]
+    tool.plot(summary, tmp_path / "trend.png")
+    assert (tmp_path / "trend.png").stat().st_size > 1000
