@@ -21,9 +21,10 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions[0] == "teacher (4 layers)"
     assert len(full.conditions) == (1 + len(exp.OBJECTIVES) * len(full.settings["transfer"])
-                                    + 1 + len(full.settings["scratch_temperatures"]))
+                                    + 2 + len(full.settings["scratch_temperatures"]))
     assert "transfer 0×: hard labels" in full.conditions and "transfer 16×: soft + cosine" in full.conditions
-    assert full.conditions[-4:] == ["from scratch, 30 + 270: hard labels", "from scratch, 30 + 270: soft targets, T = 2",
+    assert full.conditions[-5:] == ["from scratch, 30 + 0: the labels alone (no teacher)",
+                                    "from scratch, 30 + 270: hard labels", "from scratch, 30 + 270: soft targets, T = 2",
                                     "from scratch, 30 + 270: soft targets, T = 4",
                                     "from scratch, 30 + 270: soft targets, T = 8"]
     assert [m.key for m in full.metrics][:3] == ["retained", "accuracy", "negated"]
@@ -134,8 +135,11 @@ def test_the_from_scratch_arm_starts_from_random_weights_on_few_labels(tiny, mon
     assert len(y) == 12 and (y[:5] == bundle["y"][:5]).all()
     assert (y[5:] == exp.teacher_argmax(bundle["teacher"], ids[5:], mask[5:])).all()
     assert (exp.scratch_rows(bundle, "soft", 0, settings)[2][5:] == exp.IGNORE).all()
+    alone = exp.scratch_rows(bundle, "labels", 0, settings)               # Hinton's baseline: no teacher, no transfer
+    assert len(alone[2]) == 5 and (alone[2] == bundle["y"][:5]).all() and (alone[0] == bundle["ids"][:5]).all()
     plan = exp.plan(replace(exp.CONFIG.quick(), scratch_labelled=5, scratch_transfer=7, scratch_temperatures=(3.0,)))
-    assert plan.conditions[-2:] == ["from scratch, 5 + 7: hard labels", "from scratch, 5 + 7: soft targets, T = 3"]
+    assert plan.conditions[-3:] == ["from scratch, 5 + 0: the labels alone (no teacher)",
+                                    "from scratch, 5 + 7: hard labels", "from scratch, 5 + 7: soft targets, T = 3"]
     from minilm.downstream import distill
     built, build = [], distill.build_student
     monkeypatch.setattr(distill, "build_student", lambda *a, **k: built.append(k) or build(*a, **k))
@@ -145,6 +149,9 @@ def test_the_from_scratch_arm_starts_from_random_weights_on_few_labels(tiny, mon
     assert built[-1]["init_from_teacher"] is False                        # random weights, not the teacher's
     warm = exp.run_one(exp.condition_name(0, "soft"), 0, same)
     assert soft["params"] == warm["params"]                                # the same student network
+    labels = exp.run_one("from scratch, 5 + 0: the labels alone (no teacher)", 0, same)
+    assert built[-1]["init_from_teacher"] is False and labels["steps"] == settings["student_steps"]
+    assert labels["params"] == soft["params"]
 
 
 @pytest.mark.slow
@@ -159,3 +166,14 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     for c in conditions:
         values = r["summary"]["accuracy"][c]["values"]
         assert len(values) == 3 and all(0.0 <= v <= 1.0 for v in values), (c, values)
+
+
+def test_the_main_claim_compares_soft_targets_with_the_labels_alone():
+    """Hinton's comparison is a student trained on the labels (146 MNIST errors) against the same
+    student with soft targets (74); the teacher's hard labels of the transfer pairs come second."""
+    s = exp.plan(exp.CONFIG()).settings
+    main, dark = exp.claims(s)[:2]
+    assert main.below == ("from scratch, 30 + 0: the labels alone (no teacher)",)
+    assert set(main.above) == {exp.scratch_name(s, "soft", T) for T in s["scratch_temperatures"]}
+    assert dark.below == ("from scratch, 30 + 270: hard labels",) and dark.why_not
+    assert exp.scratch_name(s, "soft", 2.0) not in dark.above           # the raised temperatures only
