@@ -106,6 +106,19 @@ def settings_of(cfg) -> dict:
     return {name: leaf[3] for name, leaf in leaves(type(cfg), cfg).items()}
 
 
+def positive_numbers(text, name: str, flag: str, example: str) -> list[float]:
+    """The numbers of a comma-separated option such as ``--lr-factors 0.5,1,2`` (``text``), each > 0;
+    a ConfigError that names the experiment (``name``) and the flag otherwise."""
+    from autograd.errors import ConfigError
+    try:
+        numbers = [float(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{name}: {flag} {text!r}: expected numbers such as {example}") from None
+    if not numbers or min(numbers) <= 0:
+        raise ConfigError(f"{name}: {flag} {text!r}: expected positive numbers such as {example}")
+    return numbers
+
+
 def config_of(cls, settings: dict):
     """The config ``cls`` that :func:`settings_of` flattened into ``settings``."""
     return override(cls(), **settings)

@@ -51,7 +51,7 @@ import numpy as np
 
 from autograd import no_grad
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
+from minilm.experiments import Metric, Plan, config_of, positive_numbers, recipe_field, run_schedule, settings_of
 from minilm.experiments.claims import Beats
 from minilm.experiments.roberta_common import (METRICS, RobertaExperimentConfig, pretrain, recipe_config, scores,
                                                tokens_seen)
@@ -103,14 +103,8 @@ def batch_sizes(settings: dict) -> list[int]:
 
 
 def lr_factors(settings: dict) -> list[float]:
-    try:
-        factors = [float(f) for f in str(settings["lr_factors"]).split(",") if f.strip()]
-    except ValueError:
-        raise ConfigError(f"{NAME}: --lr-factors {settings['lr_factors']!r}: expected numbers such as 0.5,1,2") \
-            from None
-    if not factors or min(factors) <= 0:
-        raise ConfigError(f"{NAME}: --lr-factors {settings['lr_factors']!r}: expected positive multipliers")
-    return factors
+    """The multipliers of ``--lr-factors``: each batch size trains once per factor."""
+    return positive_numbers(settings["lr_factors"], NAME, "--lr-factors", "0.5,1,2")
 
 
 def schedules(settings: dict) -> dict:

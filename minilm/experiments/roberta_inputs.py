@@ -87,7 +87,7 @@ import numpy as np
 
 from autograd import nn
 from autograd.errors import ConfigError
-from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
+from minilm.experiments import Metric, Plan, config_of, positive_numbers, recipe_field, run_schedule, settings_of
 from minilm.experiments.claims import Beats
 from minilm.recipes.config import override
 from minilm.recipes.roberta import RobertaRecipeConfig
@@ -251,13 +251,8 @@ def dev_size(settings: dict) -> int:
 
 
 def ft_lrs(settings: dict) -> list[float]:
-    try:
-        lrs = [float(x) for x in str(settings["ft_lrs"]).split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{NAME}: --ft-lrs {settings['ft_lrs']!r}: expected numbers such as 1e-3,3e-3") from None
-    if not lrs or min(lrs) <= 0:
-        raise ConfigError(f"{NAME}: --ft-lrs {settings['ft_lrs']!r}: expected positive learning rates")
-    return lrs
+    """The learning rates of ``--ft-lrs``: each encoder is fine-tuned once per rate."""
+    return positive_numbers(settings["ft_lrs"], NAME, "--ft-lrs", "1e-3,3e-3")
 
 
 class _Encoder(nn.Module):
