@@ -53,7 +53,8 @@ probe or fine-tuning on the same labelled sentences); cloze accuracy — one wor
 sentence to be chosen among ``cloze_candidates`` words of the vocabulary: BERT reads the sentence
 with that word masked and ranks the candidates by its MLM logits; GPT cannot see the right side at
 the blank, so it scores each completed sentence left to right (the sum of log p(x_t | x_<t)) and
-picks the likeliest; held-out perplexity per token of the LM windows (GPT only: "–" for BERT).
+picks the likeliest (``gpt_vs_bert_cloze.py``); held-out perplexity per token of the LM windows
+(GPT only: "–" for BERT).
 The fine-tuned and frozen rows of one model share its pre-training, so their cloze and perplexity
 are the same numbers.
 
@@ -79,6 +80,7 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import MiniLMError
 from minilm.experiments import Metric, Plan, settings_of
+from minilm.experiments import gpt_vs_bert_cloze as cloze
 from minilm.experiments import gpt_vs_bert_tokens as token_task
 from minilm.experiments.claims import Beats
 from minilm.experiments.tokens_seen import CountTokens  # shared with bakeoff
@@ -414,66 +416,6 @@ def reference_scores(data: dict, seed: int, settings: dict) -> dict:
     return {"sentiment": bow["bow_accuracy"], "sentiment_negated": bow["bow_negation_accuracy"], "entailment": entail}
 
 
-# ---- the cloze -----------------------------------------------------------------------------------------
-
-def cloze_items(tokenizer, sentences, settings: dict, seed: int) -> list[tuple[list[int], int, list[int]]]:
-    """``(ids of [CLS] sentence [SEP], blank position, candidate ids with the right one first)`` per
-    held-out sentence that has a whole-word token (not a ## piece, not followed by one, not punctuation)."""
-    vocab = tokenizer.convert_ids_to_tokens(list(range(tokenizer.vocab_size)))
-    special = set(tokenizer.special_ids)
-    whole = lambda i: i not in special and vocab[i].isalpha()  # noqa: E731
-    pool = np.array([i for i in range(tokenizer.vocab_size) if whole(i)])
-    rng = np.random.default_rng([seed, 31])
-    items = []
-    for s in sentences:
-        ids = tokenizer.encode(s, add_special_tokens=True)
-        if len(ids) > settings["seq_len"]:
-            continue
-        spots = [t for t in range(1, len(ids) - 1) if whole(ids[t]) and not vocab[ids[t + 1]].startswith("##")]
-        if not spots:
-            continue
-        t = int(spots[rng.integers(len(spots))])
-        others = rng.choice(pool[pool != ids[t]], size=settings["cloze_candidates"] - 1, replace=False)
-        items.append((ids, t, [ids[t], *map(int, others)]))
-        if len(items) == settings["cloze_sentences"]:
-            break
-    return items
-
-
-def cloze_bert(model, tokenizer, items) -> float:
-    """BERT: the [MASK]ed sentence, the candidates ranked by the MLM logits at the blank."""
-    from minilm.data import pad_batch
-    rows = [ids[:t] + [tokenizer.mask_id] + ids[t + 1:] for ids, t, _ in items]
-    x, m = pad_batch(rows, tokenizer.pad_id)
-    with no_grad():
-        logits = model(x, None, m)["mlm_logits"].data                         # (N, T, V)
-    right = [int(np.argmax(logits[n, t, c]) == 0) for n, (_, t, c) in enumerate(items)]
-    return float(np.mean(right))
-
-
-def cloze_gpt(model, tokenizer, items) -> float:
-    """GPT: every candidate put in the blank, the completed sentence scored left to right
-    (Σ_t log p(x_t | x_<t)); the likeliest wins."""
-    from minilm.data import pad_batch
-    right = []
-    with no_grad():
-        for ids, t, cands in items:
-            x, m = pad_batch([ids[:t] + [c] + ids[t + 1:] for c in cands], tokenizer.pad_id)   # (K, T)
-            logits, _ = model(x)
-            z = logits.data[:, :-1].astype(np.float64)                         # (K, T-1, V)
-            logp = z - z.max(-1, keepdims=True)
-            logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
-            tok = np.take_along_axis(logp, x[:, 1:, None], axis=-1)[..., 0]   # (K, T-1)
-            right.append(int(np.argmax((tok * m[:, 1:]).sum(1)) == 0))
-    return float(np.mean(right))
-
-
-def cloze_frequency(tokenizer, train_ids, items) -> float:
-    """The reference: always the candidate most frequent in the training text."""
-    counts = np.bincount(np.asarray(train_ids).ravel(), minlength=tokenizer.vocab_size)
-    return float(np.mean([int(np.argmax(counts[c]) == 0) for _, _, c in items]))
-
-
 # ---- one run -------------------------------------------------------------------------------------------
 
 def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
@@ -495,12 +437,12 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
                 settings["tolerance"])
     data = task_data(tok, settings, seed)
     agreement = token_task.agreement_data(tok, settings, seed)
-    items = cloze_items(tok, texts(val_docs), settings, seed)
+    items = cloze.items(tok, texts(val_docs), settings, seed)
     budget = settings["steps"] * settings["batch_size"] * settings["seq_len"]   # GPT: full windows
     if condition == REFERENCE:
         bigram = gpt.baselines()["bigram_loss"]
         return {**reference_scores(data, seed, settings), "agreement": token_task.reference_accuracy(agreement),
-                "cloze": cloze_frequency(tok, gpt.train_ids, items),
+                "cloze": cloze.frequency(tok, gpt.train_ids, items),
                 "perplexity": float(math.exp(bigram)), "parameters": float("nan"), "tokens": float("nan")}
     if family == "bert":
         recipe.batch_size = bert_batch_for_equal_tokens(recipe, settings)   # more, shorter rows per step
@@ -510,9 +452,9 @@ def run_one(condition: str, seed: int, settings: dict) -> dict[str, float]:
     if family == "gpt":
         with no_grad():
             loss = gpt.evaluate(model)["loss"]                                  # held-out windows, nats/token
-        out = {"cloze": cloze_gpt(model, tok, items), "perplexity": float(math.exp(loss))}
+        out = {"cloze": cloze.gpt(model, tok, items), "perplexity": float(math.exp(loss))}
     else:
-        out = {"cloze": cloze_bert(model, tok, items), "perplexity": float("nan")}
+        out = {"cloze": cloze.bert(model, tok, items), "perplexity": float("nan")}
     if condition in (GPT_FROZEN, BERT_FROZEN):
         scores = {**probe_scores(family, model, data), "agreement": token_task.probe_accuracy(family, model, agreement)}
     else:

@@ -11,6 +11,7 @@ from minilm.cli import build_parser
 from minilm.data import read_corpus
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import gpt_vs_bert as exp
+from minilm.experiments import gpt_vs_bert_cloze as cloze
 from minilm.recipes.config import from_args
 from tests.models.experiment_quick import quick_run
 
@@ -99,12 +100,12 @@ def test_frozen_features_per_layer_and_gpt_reads_no_padding(tiny):
 def test_cloze_items_and_scorers(tiny):
     settings, docs, _, gpt, bert = tiny
     tok = gpt.tokenizer
-    items = exp.cloze_items(tok, [s for d in docs for s in d], settings, 0)
+    items = cloze.items(tok, [s for d in docs for s in d], settings, 0)
     assert 0 < len(items) <= settings["cloze_sentences"]
     for ids, t, cands in items:
         assert cands[0] == ids[t] and len(set(cands)) == settings["cloze_candidates"]
-    for score in (exp.cloze_gpt(gpt.model, tok, items), exp.cloze_bert(bert.model, tok, items),
-                  exp.cloze_frequency(tok, gpt.train_ids, items)):
+    for score in (cloze.gpt(gpt.model, tok, items), cloze.bert(bert.model, tok, items),
+                  cloze.frequency(tok, gpt.train_ids, items)):
         assert 0.0 <= score <= 1.0
 
 
