@@ -13,7 +13,7 @@ import numpy as np
 
 from minilm.corruption import mask_tokens, mask_tokens_wwm
 from minilm.data import create_nsp_instances, encode_documents, nsp_arrays
-from minilm.downstream.baselines import MostFrequentToken
+from minilm.downstream.baselines import MostFrequentToken, NGramLM
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining
 from minilm.recipes.common import CorpusConfig, load_documents, texts
@@ -64,6 +64,7 @@ class BertRecipe:
         self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=cfg.max_seq_length)
         self.model = BertForPreTraining(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train["input_ids"], ignore_ids=self.special)
+        self.unigram = NGramLM(order=1).fit([r[r != tok.pad_id] for r in self.train["input_ids"]], tok.vocab_size)
 
     def _mask(self, ids, rng):
         tok = self.tokenizer
@@ -106,6 +107,7 @@ class BertRecipe:
     def baselines(self):
         labels = self.val["next_sentence_label"]
         return {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels),
+                "unigram_loss": self.unigram.loss(self.val_labels, self.val_labels),   # the MLM loss of p(w)
                 "nsp_majority_accuracy": float(max(labels.mean(), 1 - labels.mean()))}
 
     @staticmethod

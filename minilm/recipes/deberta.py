@@ -15,7 +15,7 @@ import numpy as np
 
 from minilm.corruption import mask_tokens
 from minilm.data import pad_batch
-from minilm.downstream.baselines import MostFrequentToken
+from minilm.downstream.baselines import MostFrequentToken, NGramLM
 from minilm.models.deberta import DebertaConfig, DebertaForMaskedLM
 from minilm.recipes.common import CorpusConfig, load_documents, texts
 from minilm.recipes import recipe
@@ -60,6 +60,8 @@ class DebertaRecipe:
         self.model_config = replace(cfg.model, vocab_size=tok.vocab_size, max_position_embeddings=self.train_ids.shape[1])
         self.model = DebertaForMaskedLM(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_ids, ignore_ids=self.special)
+        self.unigram = NGramLM(order=1).fit([r[m == 1] for r, m in zip(self.train_ids, self.train_mask)],
+                                            tok.vocab_size)
 
     def _mask(self, ids, rng):
         return mask_tokens(ids, mask_id=self.tokenizer.mask_id, vocab_size=self.tokenizer.vocab_size,
@@ -112,7 +114,8 @@ class DebertaRecipe:
         return acc
 
     def baselines(self):
-        out = {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels)}
+        out = {"most_frequent_token_accuracy": self.most_frequent.accuracy(self.val_labels),
+               "unigram_loss": self.unigram.loss(self.val_labels, self.val_labels)}   # the MLM loss of p(w)
         steps = self.cfg.train.steps if self.cfg.bert_steps is None else self.cfg.bert_steps
         if steps > 0:
             out["bert_mlm_accuracy"] = self._bert_accuracy(steps)

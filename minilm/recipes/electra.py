@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from minilm.data import encode_documents, pack_sentences, pad_batch
-from minilm.downstream.baselines import MostFrequentToken
+from minilm.downstream.baselines import MostFrequentToken, NGramLM
 from minilm.models.electra import Electra, ElectraConfig
 from minilm.recipes import recipe
 from minilm.recipes.common import CorpusConfig
@@ -70,6 +70,7 @@ class ElectraRecipe:
                                     pad_id=tok.pad_id, mask_id=tok.mask_id, special_ids=(tok.cls_id, tok.sep_id))
         self.model = Electra(self.model_config, rng=np.random.default_rng(cfg.seed))
         self.most_frequent = MostFrequentToken().fit(self.train_blocks, ignore_ids=tok.special_ids)
+        self.unigram = NGramLM(order=1).fit(self.train_blocks, tok.vocab_size)
         self._baselines: dict = {}
 
     def _pad(self, blocks):
@@ -122,9 +123,12 @@ class ElectraRecipe:
                            disc_auc_masked=roc_auc(np.concatenate(masked_scores), np.concatenate(masked_labels)))
         if main_ok:
             metrics["main_mlm_accuracy"] = float(np.concatenate(main_ok).mean())
-        # the baselines of these numbers: answer "original" everywhere; predict the commonest token
+        # the baselines of these numbers: answer "original" everywhere; predict the commonest token; the
+        # generator's MLM loss of a unigram model p(w)
+        targets = np.concatenate(mlm_labels)
         self._baselines = {"always_original_accuracy": 1.0 - float(y.mean()),
-                           "most_frequent_token_accuracy": self.most_frequent.accuracy(np.concatenate(mlm_labels))}
+                           "most_frequent_token_accuracy": self.most_frequent.accuracy(targets),
+                           "unigram_loss": self.unigram.loss(targets, targets)}
         return metrics
 
     def baselines(self):

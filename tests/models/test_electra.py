@@ -215,7 +215,7 @@ def test_recipe_trains_and_reports(tmp_path, objective):
               progress=False, plot=False)
     m, b = s["metrics"], s["baselines"]
     assert {"loss", "mlm_loss", "disc_loss", "mlm_accuracy", "replaced_rate"} <= set(m)
-    assert set(b) == {"always_original_accuracy", "most_frequent_token_accuracy"}
+    assert set(b) == {"always_original_accuracy", "most_frequent_token_accuracy", "unigram_loss"}
     assert np.isclose(b["always_original_accuracy"], 1 - m["replaced_rate"])
     if objective in ("electra", "electra15"):
         assert {"disc_accuracy", "replaced_f1", "disc_auc"} <= set(m)

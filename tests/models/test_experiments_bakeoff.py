@@ -21,8 +21,8 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS and len(exp.CONDITIONS) == 10
     assert [m.key for m in full.metrics] == ["sentiment", "entailment", "sentiment_gain", "entailment_gain",
-                                             "perplexity", "parameters", "tokens", "gflops"]
-    assert not full.metrics[4].higher_is_better
+                                             "perplexity", "vs_unigram", "parameters", "tokens", "gflops"]
+    assert not full.metrics[4].higher_is_better and not full.metrics[5].higher_is_better
     f, q = full.settings, quick.settings
     assert q["steps"] < f["steps"] and q["docs"] < f["docs"] and q["batch_tokens"] < f["batch_tokens"]
     assert q["n_embd"] <= f["n_embd"] and q["probe_test"] < f["probe_test"]
@@ -180,3 +180,31 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert math.isfinite(ppl[exp.GPT]["mean"]) and ppl[exp.GPT]["mean"] < 300       # V = 300: below uniform
     assert all(v is None for c in exp.CONDITIONS if c != exp.GPT for v in ppl[c]["values"])
     assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()
+
+
+def test_vs_unigram_reads_each_familys_token_loss_against_its_own_unigram(monkeypatch):
+    """The plateau column: BERT's MLM loss (not MLM + NSP), ELECTRA's generator loss (not + 50 x the
+    discriminator's), every other family's own loss, each minus the unigram model's on its targets."""
+    settings = {**exp.settings_of(exp.CONFIG.quick()), "task_text": 0}
+    fake = {"metrics": {"loss": 9.0, "mlm_loss": 4.0}, "baselines": {"unigram_loss": 5.0}}
+    monkeypatch.setattr(exp, "_train", lambda recipe, s, seed: fake)
+    monkeypatch.setattr(exp, "check_equal", lambda *a, **k: None)
+    monkeypatch.setattr(exp, "probe_scores", lambda *a, **k: {"sentiment": 0.5, "entailment": 0.4,
+                                                              "sentiment_negated": 0.5})
+    monkeypatch.setattr(exp, "calibrated", lambda c, s, seed: exp._recipe(c, s, seed))
+    assert exp.run_one(exp.BERT, 0, settings)["vs_unigram"] == -1.0        # 4.0 - 5.0
+    assert exp.run_one(exp.ELECTRA, 0, settings)["vs_unigram"] == -1.0
+    assert exp.run_one(exp.GPT, 0, settings)["vs_unigram"] == 4.0          # 9.0 - 5.0
+    assert math.isnan(exp.run_one(exp.RANDOM, 0, settings)["vs_unigram"])
+
+
+def test_the_recipes_report_a_unigram_loss_on_their_masked_targets():
+    """BERT's, DeBERTa's and ELECTRA's baselines give the MLM loss of p(w) fitted on the training
+    text: a number between the loss of the true frequencies and that of the uniform guess."""
+    settings = {**exp.settings_of(exp.CONFIG.quick()), "task_text": 0}
+    for condition in (exp.BERT, exp.DEBERTA, exp.ELECTRA):
+        recipe = exp._recipe(condition, settings, 0)
+        if condition == exp.ELECTRA:
+            recipe.evaluate(recipe.model)                                   # its baselines come with the masks
+        u = recipe.baselines()["unigram_loss"]
+        assert 2.0 < u < math.log(recipe.tokenizer.vocab_size), (condition, u)
