@@ -21,7 +21,7 @@ def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.bart_noising"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == [*exp.CONDITIONS, exp.REFERENCE, exp.NO_ENCODER]
-    assert [m.key for m in full.metrics][:3] == ["probe", "loss_mean", "loss_infilling"]
+    assert [m.key for m in full.metrics][:4] == ["probe", "decoder_probe", "loss_mean", "loss_infilling"]
     assert all(not m.higher_is_better for m in full.metrics if m.key.startswith("loss_"))
     for key in ("steps", "docs", "n_embd", "probe_test", "eval_blocks"):
         assert quick.settings[key] <= full.settings[key], key
@@ -124,6 +124,32 @@ def test_reference_rows_and_an_unknown_condition(tiny):
     assert len({counts[f"loss_{n}"] for n in exp.TEST_NOISES}) == 1          # the bigram never reads the input
     with pytest.raises(ValueError, match="unknown condition"):
         exp.run_one("span corruption", 0, settings)
+
+
+def test_decoder_final_token_reads_the_whole_input_at_its_last_token(tiny):
+    """BART §3.2's classifier input: the decoder's state at the input's last real token (after the
+    start token), the same whatever the padding, and moved by that last token itself."""
+    settings, default, _ = tiny
+    model, tok = default.model, default.tokenizer
+    short = tok.encode_pair("the dog runs .", "a dog runs .")[0]
+    long = tok.encode_pair("the big dog next to the house runs .", "an animal runs .")[0]
+    from minilm.data import pad_batch
+    ids, mask = pad_batch([short, long], tok.pad_id)
+    both = exp.decoder_final_states(model, ids, mask)
+    alone = exp.decoder_final_states(model, *pad_batch([short], tok.pad_id))
+    assert both.shape == (2, model.config.n_embd)
+    np.testing.assert_allclose(both[0], alone[0], rtol=1e-5, atol=1e-6)      # pads after it change nothing
+    # the model's own decode() of <start> x_1 … x_L: its logits at x_L's position are that state's
+    L = len(short)
+    x = np.array([short])
+    dec = np.array([[model.config.start_id, *short]])
+    logits = model.decode(dec, model.encode(x, np.ones_like(x, dtype=bool)), np.ones_like(x, dtype=bool)).data
+    np.testing.assert_allclose(logits[0, L], alone[0] @ model.shared.weight.data.T, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(logits[0, L - 1], alone[0] @ model.shared.weight.data.T, rtol=1e-4, atol=1e-5)
+    settings = dict(settings, probe_train=24, probe_test=30)
+    assert 0.0 <= exp.decoder_probe(model, tok, 0, settings) <= 1.0
+    counts = exp.run_one(exp.NO_ENCODER, 0, settings)
+    assert counts["decoder_probe"] == counts["probe"]                         # the bag of words, in both columns
 
 
 @pytest.mark.slow
