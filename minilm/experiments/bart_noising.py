@@ -265,27 +265,19 @@ def decoder_final_states(model, ids: np.ndarray, mask: np.ndarray, batch_size: i
         decoder:  <start> x_1 … x_L        (N, T + 1); position L holds x_L  → g[:, L]
     """
     from autograd import no_grad
-    cfg = model.config
     out = []
     with no_grad():
         for i in range(0, len(ids), batch_size):
             x, m = ids[i:i + batch_size], mask[i:i + batch_size].astype(bool)           # (B, T)
-            enc = model.encode(x, m)                                                   # (B, T, C)
-            dec_ids = np.concatenate([np.full((len(x), 1), cfg.start_id), x], axis=1)  # (B, T + 1)
-            _, dec_mask, cross_mask = model._masks(m, dec_ids.shape[1])
-            g = model.decoder(model.shared(dec_ids), dec_mask, enc=enc, enc_mask=cross_mask)   # (B, T + 1, C)
+            dec_ids = np.concatenate([np.full((len(x), 1), model.config.start_id), x], axis=1)  # (B, T + 1)
+            g = model.decoder_states(dec_ids, model.encode(x, m), m)                   # (B, T + 1, C)
             last = m.sum(1)                                                            # (B,) x_L's position
             out.append(np.asarray(g.data, dtype=np.float64)[np.arange(len(x)), last])
     return np.concatenate(out)
 
 
 def decoder_probe(model, tokenizer, seed: int, settings: dict) -> float:
-    """The entailment probe (the encoder probe's pairs: ``electra_common.entailment_probe``'s draws)
-    fitted on :func:`decoder_final_states`."""
-    from minilm.downstream.probe import probe_accuracy
-    from minilm.experiments.electra_common import entailment_pairs
-    rng = np.random.default_rng([seed, 77])
-    train = entailment_pairs(tokenizer, settings["probe_train"], rng)
-    test = entailment_pairs(tokenizer, settings["probe_test"], rng)
-    return probe_accuracy(decoder_final_states(model, *train[:2]), train[2],
-                          decoder_final_states(model, *test[:2]), test[2])
+    """The entailment probe, on the encoder probe's pairs, fitted on :func:`decoder_final_states`."""
+    from minilm.experiments.electra_common import entailment_probe
+    return entailment_probe(None, tokenizer, seed, settings,
+                            features=lambda ids, mask: decoder_final_states(model, ids, mask))

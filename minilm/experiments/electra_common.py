@@ -104,14 +104,15 @@ def sentence_features(encode, ids: np.ndarray, mask: np.ndarray, batch_size: int
     return np.concatenate(out)
 
 
-def entailment_probe(encode, tokenizer, seed: int, settings: dict) -> float:
+def entailment_probe(encode, tokenizer, seed: int, settings: dict, features=None) -> float:
     """Probe accuracy of a frozen ``encode`` on the entailment task (same pairs for every condition
-    of one seed, so conditions are compared on the same data)."""
+    of one seed, so conditions are compared on the same data). ``features(ids, mask) -> (N, F)``
+    replaces :func:`sentence_features` of ``encode`` where a model is read another way."""
+    features = features or (lambda ids, mask: sentence_features(encode, ids, mask))
     rng = np.random.default_rng([seed, 77])
     train = entailment_pairs(tokenizer, settings["probe_train"], rng)
     test = entailment_pairs(tokenizer, settings["probe_test"], rng)
-    return probe_accuracy(sentence_features(encode, *train[:2]), train[2],
-                          sentence_features(encode, *test[:2]), test[2])
+    return probe_accuracy(features(*train[:2]), train[2], features(*test[:2]), test[2])
 
 
 def bag_of_words_accuracy(seed: int, settings: dict) -> float:

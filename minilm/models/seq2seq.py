@@ -137,6 +137,10 @@ class EncoderDecoder(nn.Module):
 
     def decode(self, decoder_input_ids, enc, attention_mask):
         """(B, T) decoder ids, encoder states (B, S, C), source mask (B, S) → logits (B, T, V)."""
+        return self.output_logits(self.decoder_states(decoder_input_ids, enc, attention_mask))   # (B, T, V)
+
+    def decoder_states(self, decoder_input_ids, enc, attention_mask):
+        """:meth:`decode` before the output layer: the decoder's final states (B, T, C)."""
         op = f"{type(self).__name__}.decode"
         ids = check_token_ids(op, decoder_input_ids, self.config.vocab_size)
         src_mask = np.asarray(attention_mask).astype(bool)
@@ -144,8 +148,7 @@ class EncoderDecoder(nn.Module):
             raise ShapeError(f"{op}: decoder ids {ids.shape}, encoder states {enc.shape}, source "
                              f"mask {src_mask.shape}: batch and source lengths must agree")
         _, dec_mask, cross_mask = self._masks(src_mask, ids.shape[1])
-        g = self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
-        return self.output_logits(g)                                            # (B, T, V)
+        return self.decoder(self.shared(ids), dec_mask, enc=enc, enc_mask=cross_mask)  # (B, T, C)
 
     def forward(self, input_ids, decoder_input_ids=None, attention_mask=None, labels=None) -> dict:
         cfg = self.config
