@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import json
 import tempfile
 import zipfile
@@ -125,11 +126,22 @@ def _import(spec: str):
         raise CheckpointError(f"checkpoint refers to {spec!r}, which cannot be imported: {e}") from None
 
 
+# constructor arguments a head keeps as attributes of the same name (a classifier's classes and pooling)
+HEAD_ARGUMENTS = ("num_labels", "pool")
+
+
 def model_meta(model, config) -> dict:
-    """What :func:`load_model` needs to rebuild ``model``: its class, its config class and values."""
-    return {"model_class": f"{type(model).__module__}:{type(model).__name__}",
+    """What :func:`load_model` needs to rebuild ``model``: its class, its config class and values,
+    and the head's own constructor arguments (``HEAD_ARGUMENTS``: a 3-class classifier is not the
+    2-class default)."""
+    meta = {"model_class": f"{type(model).__module__}:{type(model).__name__}",
             "config_class": f"{type(config).__module__}:{type(config).__name__}",
             "config": dataclasses.asdict(config)}
+    accepted = inspect.signature(type(model).__init__).parameters
+    kwargs = {k: getattr(model, k) for k in HEAD_ARGUMENTS if k in accepted and hasattr(model, k)}
+    if kwargs:
+        meta["model_kwargs"] = kwargs
+    return meta
 
 
 def load_model(path):
@@ -141,7 +153,11 @@ def load_model(path):
         if key not in meta:
             raise CheckpointError(f"checkpoint {path}: meta has no {key!r}; it was not saved by minilm train")
     config = _import(meta["config_class"])(**meta["config"])
-    model = _import(meta["model_class"])(config, rng=np.random.default_rng(0))
+    kwargs = meta.get("model_kwargs", {})
+    if not isinstance(kwargs, dict) or set(kwargs) - set(HEAD_ARGUMENTS):
+        raise CheckpointError(f"checkpoint {path}: meta's model_kwargs is {kwargs!r}; expected a dict of "
+                              f"{', '.join(HEAD_ARGUMENTS)} only")
+    model = _import(meta["model_class"])(config, rng=np.random.default_rng(0), **kwargs)
     try:
         model.load_state_dict(ckpt["model"])
     except CheckpointError as e:

@@ -205,8 +205,8 @@ class NGramLM:
         self.vocab_size: int | None = None
 
     def fit(self, sequences, vocab_size: int) -> "NGramLM":
-        """Count tokens (and adjacent pairs inside each sequence) of ``sequences``: a 1-D stream,
-        an ``(N, T)`` array or a list of 1-D id sequences."""
+        """Count tokens (and, for a bigram, adjacent pairs inside each sequence) of ``sequences``: a
+        1-D stream, an ``(N, T)`` array or a list of 1-D id sequences."""
         V = self.vocab_size = int(vocab_size)
         seqs = _sequences(sequences, "NGramLM.fit")
         if not seqs:
@@ -214,6 +214,8 @@ class NGramLM:
         for s in seqs:
             _check_range("NGramLM.fit", s, V)
         self.unigram = np.bincount(np.concatenate(seqs), minlength=V).astype(np.float64)  # (V,)
+        if self.order == 1:                       # a unigram reads no pairs: log_prob and predict ignore x
+            return self
         pairs = [s[:-1] * V + s[1:] for s in seqs if len(s) > 1]
         keys = np.concatenate(pairs) if pairs else np.zeros(0, np.int64)
         self.pair_keys, pair_counts = np.unique(keys, return_counts=True)      # sorted keys u·V + w

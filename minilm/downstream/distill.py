@@ -40,7 +40,8 @@ from minilm.models.bert_heads import BertForSequenceClassification, classify_log
 __all__ = ["soft_target_loss", "distillation_loss", "cosine_hidden_loss", "hidden_mse_loss",
            "attention_mse_loss", "init_student_from_teacher", "default_layer_map", "StudentConfig",
            "DistilStudent", "DistillWeights", "attention_scores", "teacher_state_index", "classifier_forward",
-           "distill_objective", "inference_parameters", "build_student", "StudentRecipe", "forward_seconds"]
+           "distill_objective", "needs_teacher", "frozen_targets", "inference_parameters", "build_student",
+           "StudentRecipe", "forward_seconds"]
 
 # Task 10.1: solutions/task10_distill/soft_targets.py
 soft_target_loss = tasks.bind("task10_distill.soft_targets", "soft_target_loss")
@@ -133,20 +134,63 @@ def classifier_forward(model: BertForSequenceClassification, ids, mask) -> tuple
     return logits, out["hidden_states"]
 
 
-def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeights) -> tuple[Tensor, dict]:
-    """The weighted loss of the module docstring on one batch; returns (loss, {term: value}).
-    ids, mask (B, T); labels (B,). The teacher runs in eval mode under ``no_grad``."""
+def needs_teacher(weights: DistillWeights) -> bool:
+    """Whether any term of ``weights`` reads the teacher (every one but the labels' CE does)."""
     w = weights
+    return any(v > 0 for v in (w.soft, w.logit_mse, w.cos, w.hidden_mse, w.attention))
+
+
+def frozen_targets(teacher, ids, mask, weights: DistillWeights, chunk: int = 256):
+    """The teacher's outputs that the output-side terms read, for every row at once: ``(logits
+    (N, K), last hidden states (N, T, C) or None)``, or None when the weights need the teacher's
+    inner states (hidden MSE, attention) or no teacher at all. The teacher is frozen, so a row's
+    targets do not change from step to step: computing them once replaces a teacher forward pass
+    per batch. Rows go through in fixed chunks of the full width T, so the result depends on the
+    rows only, never on which batch asks for them."""
+    w = weights
+    if not needs_teacher(w) or w.hidden_mse > 0 or w.attention > 0:
+        return None
     was_training = teacher.training
     teacher.eval()
-    with no_grad():                                          # the teacher is a fixed target
-        t_logits, t_states = classifier_forward(teacher, ids, mask)
-        t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
-                    if w.attention > 0 else None)
+    logits, last = [], []
+    with no_grad():
+        for i in range(0, len(ids), chunk):
+            t_logits, t_states = classifier_forward(teacher, ids[i:i + chunk], mask[i:i + chunk])
+            logits.append(t_logits.data)
+            if w.cos > 0:
+                last.append(t_states[-1].data)
     teacher.train(was_training)
-    t_logits = Tensor(t_logits.data)
+    return np.concatenate(logits), (np.concatenate(last) if last else None)
+
+
+def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeights,
+                      teacher_out=None) -> tuple[Tensor, dict]:
+    """The weighted loss of the module docstring on one batch; returns (loss, {term: value}).
+    ids, mask (B, T); labels (B,). The teacher runs in eval mode under ``no_grad``, and not at all
+    when only the labels' term is weighted. ``teacher_out``: this batch's rows of
+    :func:`frozen_targets` (logits (B, K), last states (B, T, C) or None), used instead of a teacher
+    forward pass (output-side terms only)."""
+    w = weights
+    t_logits = t_last = t_states = t_scores = None
+    if teacher_out is not None:
+        if w.hidden_mse > 0 or w.attention > 0:
+            raise ConfigError("distill: precomputed teacher outputs hold its logits and last states only; the "
+                              "hidden-MSE and attention terms need its forward pass (teacher_out=None)")
+        t_logits, t_last = Tensor(teacher_out[0]), teacher_out[1]
+        if w.cos > 0 and (t_last is None or t_last.shape[:2] != np.shape(ids)):
+            raise ConfigError(f"distill: the cosine term needs the teacher's last states of shape (B, T) + (C,) = "
+                              f"{np.shape(ids)} + (C,); got {None if t_last is None else t_last.shape}")
+    elif needs_teacher(w):
+        was_training = teacher.training
+        teacher.eval()
+        with no_grad():                                          # the teacher is a fixed target
+            out, t_states = classifier_forward(teacher, ids, mask)
+            t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
+                        if w.attention > 0 else None)
+        teacher.train(was_training)
+        t_logits, t_last = Tensor(out.data), t_states[-1].data
     s_logits, s_states = classifier_forward(student, ids, mask)
-    M, N = len(s_states) - 1, len(t_states) - 1
+    M, N = len(s_states) - 1, (len(t_states) - 1 if t_states is not None else 0)
     terms = {}
     if w.hard > 0:
         terms["hard"] = (w.hard, F.cross_entropy(s_logits, labels))
@@ -155,7 +199,7 @@ def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeigh
     if w.logit_mse > 0:
         terms["logit_mse"] = (w.logit_mse, F.mse_loss(s_logits, t_logits, reduction="sum") * (1.0 / len(labels)))
     if w.cos > 0:
-        terms["cos"] = (w.cos, cosine_hidden_loss(s_states[-1], Tensor(t_states[-1].data), mask))
+        terms["cos"] = (w.cos, cosine_hidden_loss(s_states[-1], Tensor(t_last), mask))
     if w.hidden_mse > 0:
         W_h = student.projection()
         loss = None
@@ -217,15 +261,30 @@ class StudentRecipe:
         self.model, self.model_config, self.teacher, self.tokenizer = model, model.config, teacher, tokenizer
         self.ids, self.mask, self.labels = ids, mask, np.asarray(labels)
         self.weights, self.batch_size = weights, batch_size
+        self._targets = None   # (ids, mask, frozen_targets(...)) of the rows they were computed for
 
     def batch(self, rng):
         idx = rng.integers(0, len(self.labels), size=self.batch_size)
         T = int(self.mask[idx].sum(axis=1).max())   # cut the batch to its longest row
-        return {"input_ids": self.ids[idx, :T], "attention_mask": self.mask[idx, :T], "labels": self.labels[idx]}
+        return {"input_ids": self.ids[idx, :T], "attention_mask": self.mask[idx, :T], "labels": self.labels[idx],
+                "rows": idx}
+
+    def teacher_out(self, batch):
+        """The batch's rows of the teacher's :func:`frozen_targets`, computed on first use for
+        every row of ``self.ids`` (again if the rows are replaced); None where they do not apply."""
+        if "rows" not in batch:
+            return None
+        if self._targets is None or self._targets[0] is not self.ids or self._targets[1] is not self.mask:
+            self._targets = (self.ids, self.mask, frozen_targets(self.teacher, self.ids, self.mask, self.weights))
+        if self._targets[2] is None:
+            return None
+        logits, last = self._targets[2]
+        rows, T = batch["rows"], batch["input_ids"].shape[1]
+        return logits[rows], (None if last is None else last[rows, :T])
 
     def loss(self, model, batch):
         loss, terms = distill_objective(model, self.teacher, batch["input_ids"], batch["attention_mask"],
-                                        batch["labels"], self.weights)
+                                        batch["labels"], self.weights, teacher_out=self.teacher_out(batch))
         return loss, {"tokens": int(batch["attention_mask"].sum()), **terms}
 
 

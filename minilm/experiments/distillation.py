@@ -39,7 +39,7 @@ import numpy as np
 
 from autograd.errors import ConfigError
 from minilm.downstream.distill import DistillWeights, StudentRecipe, build_student, inference_parameters
-from minilm.experiments import Metric, Plan, settings_of
+from minilm.experiments import Metric, Plan, settings_of, shared
 from minilm.experiments.claims import Beats, applicable
 
 NAME = "distillation"
@@ -151,7 +151,7 @@ def encode_pairs(tokenizer, examples, max_len: int) -> tuple[np.ndarray, np.ndar
     return pad_batch(seqs, tokenizer.pad_id, min(max(len(s) for s in seqs), max_len), truncate=True)
 
 
-# ---- the teacher: trained once per (seed, teacher settings) in a process ---------------------------
+# ---- the teacher: trained once per (seed, teacher settings) in a run -----------------------------
 
 TEACHER_KEYS = ("teacher_layers", "n_embd", "n_head", "vocab_size", "docs", "pretrain_steps", "teacher_steps",
                 "n_train", "n_test", "batch_size", "max_len")
@@ -161,20 +161,51 @@ _CACHE: dict = {}   # {(seed, teacher settings as JSON): bundle}; a run's result
 def teacher_bundle(seed: int, settings: dict) -> dict:
     """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs and
     its held-out accuracy. Deterministic for (seed, settings); cached (the latest one) so that every
-    condition of a seed reuses it."""
+    condition of a seed reuses it, and trained by one process of a ``--jobs`` run, which the others
+    load it from (``minilm.experiments.shared``)."""
     key = (seed, json.dumps({k: settings.get(k) for k in TEACHER_KEYS + ("corpus",)}, sort_keys=True))
     if key not in _CACHE:
         _CACHE.clear()
-        _CACHE[key] = _train_teacher(seed, settings)
+        _CACHE[key] = shared.once(f"distillation teacher {key}", lambda: _train_teacher(seed, settings),
+                                  _save_teacher, lambda path: _load_teacher(path, seed, settings))
     return _CACHE[key]
 
 
-def _train_teacher(seed: int, s: dict) -> dict:
+def _save_teacher(bundle: dict, path) -> None:
+    from minilm.checkpoint import model_meta, save_checkpoint
+    teacher = bundle["teacher"]
+    save_checkpoint(path, model=teacher, tokenizer=bundle["tokenizer"],
+                    meta={"family": "distillation-teacher", "accuracy": bundle["accuracy"],
+                          **model_meta(teacher, teacher.config)})
+
+
+def _load_teacher(path, seed: int, s: dict) -> dict:
+    """The bundle of a teacher another process saved: its weights and tokenizer from ``path``, the
+    pairs drawn and encoded again (the same draws: ``labelled_pairs``)."""
+    from minilm.checkpoint import load_model
+    teacher, tok, meta = load_model(path)
+    return {"teacher": teacher, "tokenizer": tok, **_encoded(tok, *labelled_pairs(seed, s), s),
+            "accuracy": meta["accuracy"]}
+
+
+def labelled_pairs(seed: int, s: dict):
+    """The (train, test) entailment examples of ``seed``: ``n_train`` and ``n_test`` pairs."""
     from minilm.data import entailment_dataset
+    data_rng = np.random.default_rng([seed, 1])
+    return entailment_dataset(s["n_train"], rng=data_rng), entailment_dataset(s["n_test"], rng=data_rng)
+
+
+def _encoded(tok, train, test, s: dict) -> dict:
+    ids, mask = encode_pairs(tok, train, s["max_len"])
+    test_ids, test_mask = encode_pairs(tok, test, s["max_len"])
+    return {"ids": ids, "mask": mask, "y": np.array([e.label for e in train]), "test_ids": test_ids,
+            "test_mask": test_mask, "y_test": np.array([e.label for e in test])}
+
+
+def _train_teacher(seed: int, s: dict) -> dict:
     from minilm.downstream.finetune import (FinetuneConfig, bert_classifier, classification_accuracy,
                                             finetune_classifier, pretrain_encoder)
-    data_rng = np.random.default_rng([seed, 1])
-    train, test = entailment_dataset(s["n_train"], rng=data_rng), entailment_dataset(s["n_test"], rng=data_rng)
+    train, test = labelled_pairs(seed, s)
     pretraining = FinetuneConfig(n_docs=s["docs"], vocab_size=s["vocab_size"], n_layer=s["teacher_layers"],
                                  n_head=s["n_head"], n_embd=s["n_embd"], max_seq_length=s["max_len"], dropout=0.1,
                                  pretrain_steps=s["pretrain_steps"], pretrain_lr=2e-3, batch_size=s["batch_size"],
@@ -185,16 +216,12 @@ def _train_teacher(seed: int, s: dict) -> dict:
         docs = read_corpus(s["corpus"])
     bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)], docs=docs)
     teacher = bert_classifier(bert, 3, seed=seed)
-    ids, mask = encode_pairs(tok, train, s["max_len"])
-    y = np.array([e.label for e in train])
-    test_ids, test_mask = encode_pairs(tok, test, s["max_len"])
-    y_test = np.array([e.label for e in test])
-    finetune_classifier(teacher, ids, mask, y, steps=s["teacher_steps"], batch_size=s["batch_size"], lr=1e-3,
-                        seed=[seed, 5])
+    data = _encoded(tok, train, test, s)
+    finetune_classifier(teacher, data["ids"], data["mask"], data["y"], steps=s["teacher_steps"],
+                        batch_size=s["batch_size"], lr=1e-3, seed=[seed, 5])
     teacher.eval()
-    accuracy = float(classification_accuracy(teacher, test_ids, test_mask, y_test).mean())
-    return {"teacher": teacher, "tokenizer": tok, "ids": ids, "mask": mask, "y": y, "test_ids": test_ids,
-            "test_mask": test_mask, "y_test": y_test, "accuracy": accuracy}
+    accuracy = float(classification_accuracy(teacher, data["test_ids"], data["test_mask"], data["y_test"]).mean())
+    return {"teacher": teacher, "tokenizer": tok, **data, "accuracy": accuracy}
 
 
 # ---- a student, distilled with minilm.train ---------------------------------------------------------

@@ -52,7 +52,6 @@ pass on only where the 0× hard-label student is behind it (the paper's regime).
 """
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -61,8 +60,8 @@ import numpy as np
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.claims import Beats
-from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, make_student, teacher_bundle,
-                                             teacher_label, weights_for)
+from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, labelled_pairs, make_student,
+                                             teacher_bundle, teacher_label, weights_for)
 
 NAME = "distillation-transfer"
 HELP = "Hinton et al. / DistilBERT: a transfer set the teacher labels, hard vs soft vs soft + cosine"
@@ -278,19 +277,12 @@ def with_transfer(ids, mask, y, n: int, bundle: dict, objective: str, seed: int,
     terms use the teacher's distribution)."""
     if n == 0:
         return ids, mask, y
-    _, test = labelled_examples(seed, settings)
+    _, test = labelled_pairs(seed, settings)
     transfer = transfer_examples(n, seed, [(e.premise, e.hypothesis) for e in test])
     t_ids, t_mask = encode_pairs(bundle["tokenizer"], transfer, settings["max_len"])
     t_y = teacher_argmax(bundle["teacher"], t_ids, t_mask) if objective == "hard" else np.full(n, IGNORE)
     all_ids, all_mask = join_rows(ids, mask, t_ids, t_mask, bundle["tokenizer"].pad_id)
     return all_ids, all_mask, np.concatenate([y, t_y.astype(y.dtype)])
-
-
-def labelled_examples(seed: int, settings: dict):
-    """The teacher's (train, test) entailment examples, drawn as ``distillation`` draws them."""
-    from minilm.data import entailment_dataset
-    rng = np.random.default_rng([seed, 1])
-    return entailment_dataset(settings["n_train"], rng=rng), entailment_dataset(settings["n_test"], rng=rng)
 
 
 def negated_premises(examples) -> np.ndarray:
@@ -329,13 +321,15 @@ def scores(model, bundle: dict, negated: np.ndarray) -> tuple[float, float]:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.downstream.distill import build_student, inference_parameters
-    from minilm.train import TrainConfig, train
+    from minilm.train import TrainConfig, fit
     rows = conditions(settings)
     if condition not in rows:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}, expected one of {list(rows)}")
     bundle = teacher_bundle(seed, settings)
-    negated = negated_premises(labelled_examples(seed, settings)[1])
-    teacher_acc, teacher_neg = scores(bundle["teacher"], bundle, negated)
+    negated = negated_premises(labelled_pairs(seed, settings)[1])
+    if "teacher_scores" not in bundle:     # once per teacher: the bundle is kept for every row of its seed
+        bundle["teacher_scores"] = scores(bundle["teacher"], bundle, negated)
+    teacher_acc, teacher_neg = bundle["teacher_scores"]
     if rows[condition] is None:
         return {"retained": 1.0, "accuracy": teacher_acc, "negated": teacher_neg, "teacher_lead": 0.0,
                 "steps": float("nan"), "params": inference_parameters(bundle["teacher"])}
@@ -352,10 +346,9 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
         student = make_student(bundle, settings["student_layers"], objective, seed)
     run = TransferRun(bundle, student, weights_for(objective, temperature), settings["batch_size"], ids, mask, labels)
     steps = settings["student_steps"]
-    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=max(1, steps // 10), eval_every=steps,
-                      checkpoint_every=steps, seed=seed)
-    with tempfile.TemporaryDirectory(prefix="minilm-distil-transfer-") as out:
-        train(run, cfg, out, progress=False, plot=False)
+    cfg = TrainConfig(steps=steps, lr=settings["lr"], warmup=max(1, steps // 10), seed=seed)
+    # minilm.train's loop without its held-out evaluations and checkpoint: scores() reads the test pairs once
+    fit(student, lambda rng: run.loss(student, run.batch(rng))[0], cfg, name=condition)
     check_equal_steps(condition, run.batches, steps)
     accuracy, neg = scores(student, bundle, negated)
     return {"retained": accuracy / max(teacher_acc, 1e-12), "accuracy": accuracy, "negated": neg,

@@ -126,14 +126,17 @@ def _run_in_turn(module_name: str, todo, settings: dict, record, bar) -> None:
 
 def _run_in_processes(module_name: str, todo, settings: dict, record, bar, jobs: int) -> None:
     """Run the pairs ``jobs`` at a time in spawned processes of one thread each; ``record`` each
-    as it finishes."""
+    as it finishes. The processes share a scratch folder for work a seed's conditions have in
+    common (``minilm.experiments.shared``)."""
     import multiprocessing
     from autograd import tasks
+    from minilm.experiments import shared
     saved = {k: os.environ.get(k) for k in ("MINILM_THREADS", "MINILM_IMPL")}
     os.environ["MINILM_THREADS"] = "1"                 # one thread per process: jobs share the cores
     os.environ["MINILM_IMPL"] = tasks.get_impl()
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with shared.folder_for_workers(), \
+                ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(_run_pair, module_name, c, s, settings) for c, s in todo]
             for f in as_completed(futures):
                 record(f.result())

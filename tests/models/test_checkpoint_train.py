@@ -67,6 +67,22 @@ def test_checkpoint_round_trip_and_model_rebuild(tmp_path):
     np.testing.assert_array_equal(model(x).data, r.model(x).data)
 
 
+def test_a_classifier_comes_back_with_its_own_classes_and_pooling(tmp_path):
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForSequenceClassification
+    cfg = BertConfig(vocab_size=30, max_position_embeddings=8, n_layer=1, n_head=2, n_embd=8, dropout=0.0)
+    clf = BertForSequenceClassification(cfg, 3, rng=np.random.default_rng(1), pool="mean")
+    path = save_checkpoint(tmp_path / "clf.npz", model=clf, meta=model_meta(clf, cfg))
+    model, _, meta = load_model(path)
+    assert (model.num_labels, model.pool) == (3, "mean") and meta["model_kwargs"] == {"num_labels": 3, "pool": "mean"}
+    ids, mask = np.array([[2, 5, 7, 0]]), np.array([[1, 1, 1, 0]], dtype=bool)
+    clf.eval()
+    np.testing.assert_array_equal(model(ids, None, mask)["logits"].data, clf(ids, None, mask)["logits"].data)
+    bad = save_checkpoint(tmp_path / "bad.npz", model=clf, meta={**meta, "model_kwargs": {"rng": 1}})
+    with pytest.raises(CheckpointError, match="model_kwargs"):
+        load_model(bad)
+
+
 def test_corrupted_checkpoint_is_a_clear_error_and_keeps_the_old_one(tmp_path):
     r = TinyRecipe()
     path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={})

@@ -98,6 +98,66 @@ def test_training_moves_the_student_and_never_the_teacher(weights):
     assert all(p.grad is None for p in teacher.parameters()), "a gradient reached the teacher"
 
 
+class _NoTeacher:
+    """Stands in for a teacher that must not be asked: any forward pass fails the test."""
+    training = False
+
+    def eval(self):
+        return self
+
+    def train(self, mode=True):
+        return self
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the teacher was read ({name}) by a loss that needs only the labels")
+
+
+def test_the_labels_alone_never_run_the_teacher():
+    student, teacher, ids, mask, labels = _pair()
+    hard = DistillWeights(hard=1.0, soft=0.0)
+    want, _ = distill_objective(student, teacher, ids, mask, labels, hard)
+    got, terms = distill_objective(student, _NoTeacher(), ids, mask, labels, hard)
+    assert got.item() == want.item() and list(terms) == ["hard"]
+    assert distill.frozen_targets(teacher, ids, mask, hard) is None
+
+
+@pytest.mark.parametrize("weights", [DistillWeights(), DistillWeights(hard=0.2, soft=0.5, logit_mse=0.1, cos=0.3)])
+def test_the_recipes_frozen_targets_give_the_loss_of_a_teacher_forward_per_batch(weights):
+    """StudentRecipe computes the teacher's logits and last states once for every row; a batch cut
+    to its longest row must see the loss (and the student's gradients) of the teacher run on it."""
+    student, teacher, ids, mask, labels = _pair()
+    recipe = distill.StudentRecipe(student, teacher, None, ids, mask, labels, weights, batch_size=3)
+    for k in range(4):
+        batch = recipe.batch(np.random.default_rng(k))
+        got, got_terms = recipe.loss(student, batch)
+        student.zero_grad()
+        got.backward()
+        got_grads = [p.grad.copy() for p in student.parameters() if p.grad is not None]
+        want, want_terms = distill_objective(student, teacher, batch["input_ids"], batch["attention_mask"],
+                                             batch["labels"], weights)
+        student.zero_grad()
+        want.backward()
+        want_grads = [p.grad for p in student.parameters() if p.grad is not None]
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
+        assert sorted(got_terms) == sorted([*want_terms, "tokens"]) and len(got_grads) == len(want_grads)
+        for g, w in zip(got_grads, want_grads):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-7)
+    assert recipe._targets[2][0].shape == (4, 2)                  # (N, K): computed once, for every row
+
+
+def test_frozen_targets_refuse_the_terms_that_need_the_teachers_inner_states():
+    student, teacher, ids, mask, labels = _pair()
+    assert distill.frozen_targets(teacher, ids, mask, DistillWeights(hard=0, soft=0, hidden_mse=1)) is None
+    assert distill.frozen_targets(teacher, ids, mask, DistillWeights(hard=0, soft=0, attention=1)) is None
+    logits, last = distill.frozen_targets(teacher, ids, mask, DistillWeights(hard=0, soft=0, cos=1))
+    with pytest.raises(ConfigError, match="hidden-MSE and attention"):
+        distill_objective(student, teacher, ids, mask, labels, DistillWeights(hard=0, soft=0, hidden_mse=1),
+                          teacher_out=(logits, last))
+    with pytest.raises(ConfigError, match="last states"):
+        distill_objective(student, teacher, ids, mask, labels, DistillWeights(hard=0, soft=0, cos=1),
+                          teacher_out=(logits, None))
+
+
 def test_hidden_mse_trains_the_projection_of_a_narrow_student():
     student, teacher, ids, mask, labels = _pair(student_width=8)
     W0 = student.fit_dense.weight.data.copy()
