@@ -18,6 +18,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -117,13 +118,31 @@ def restore_tokenizer(ckpt: dict):
         return cls.load(tmp)
 
 
-def _import(spec: str):
-    """``"package.module:Name"`` → the object."""
+# where a checkpoint's classes may be imported from; a module outside these must already be imported
+TRUSTED_PACKAGES = ("minilm", "autograd")
+
+
+def _import(spec: str, kind: str):
+    """``"package.module:Name"`` → the class, when it is one ``load_model`` may call: a dataclass
+    (``kind="config"``) or an ``autograd.nn.Module`` (``kind="model"``). A checkpoint is data, and a
+    file from someone else must not decide what code runs: ``"os:system"`` with a config of
+    ``{"command": ...}`` would run a shell command if any callable were accepted. Modules outside
+    ``TRUSTED_PACKAGES`` are not imported (importing runs their top level); one that this program
+    has already imported (a test's model, say) is looked up."""
+    from autograd import nn
     module, _, name = spec.partition(":")
+    if module.split(".")[0] not in TRUSTED_PACKAGES and module not in sys.modules:
+        raise CheckpointError(f"checkpoint names the {kind} class {spec!r}, from outside "
+                              f"{' and '.join(TRUSTED_PACKAGES)}; refusing to import it")
     try:
-        return getattr(importlib.import_module(module), name)
+        obj = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as e:
         raise CheckpointError(f"checkpoint refers to {spec!r}, which cannot be imported: {e}") from None
+    ok = isinstance(obj, type) and (dataclasses.is_dataclass(obj) if kind == "config" else issubclass(obj, nn.Module))
+    if not ok:
+        want = "a dataclass" if kind == "config" else "a subclass of autograd.nn.Module"
+        raise CheckpointError(f"checkpoint names {spec!r} as its {kind} class; expected {want}, got {obj!r}")
+    return obj
 
 
 # constructor arguments a head keeps as attributes of the same name (a classifier's classes and pooling)
@@ -152,12 +171,21 @@ def load_model(path):
     for key in ("model_class", "config_class", "config"):
         if key not in meta:
             raise CheckpointError(f"checkpoint {path}: meta has no {key!r}; it was not saved by minilm train")
-    config = _import(meta["config_class"])(**meta["config"])
+    try:
+        config_class, model_class = _import(meta["config_class"], "config"), _import(meta["model_class"], "model")
+    except CheckpointError as e:
+        raise CheckpointError(f"checkpoint {path}: {e}") from None
     kwargs = meta.get("model_kwargs", {})
+    if not isinstance(meta["config"], dict):
+        raise CheckpointError(f"checkpoint {path}: meta's config is a {type(meta['config']).__name__}; expected a dict")
     if not isinstance(kwargs, dict) or set(kwargs) - set(HEAD_ARGUMENTS):
         raise CheckpointError(f"checkpoint {path}: meta's model_kwargs is {kwargs!r}; expected a dict of "
                               f"{', '.join(HEAD_ARGUMENTS)} only")
-    model = _import(meta["model_class"])(config, rng=np.random.default_rng(0), **kwargs)
+    try:
+        config = config_class(**meta["config"])
+    except TypeError as e:
+        raise CheckpointError(f"checkpoint {path}: its config does not fit {meta['config_class']}: {e}") from None
+    model = model_class(config, rng=np.random.default_rng(0), **kwargs)
     try:
         model.load_state_dict(ckpt["model"])
     except CheckpointError as e:

@@ -83,6 +83,28 @@ def test_a_classifier_comes_back_with_its_own_classes_and_pooling(tmp_path):
         load_model(bad)
 
 
+@pytest.mark.parametrize("meta, refused", [
+    ({"config_class": "os:system", "config": {"command": "touch {marker}"}}, "expected a dataclass"),
+    ({"config_class": "subprocess:CompletedProcess"}, "expected a dataclass"),
+    ({"model_class": "minilm.checkpoint:load_model"}, "expected a subclass of autograd.nn.Module"),
+    ({"config_class": "antigravity:X"}, "refusing to import it"),     # importing it would open a browser
+    ({"config": ["not", "a", "dict"]}, "expected a dict"),
+    ({"config": {"no_such_field": 1}}, "does not fit"),
+])
+def test_a_checkpoints_meta_never_decides_what_code_runs(tmp_path, meta, refused):
+    """A checkpoint from someone else is data: the classes its meta names must be configs and
+    modules, from minilm (or already imported), or load_model refuses it before calling anything."""
+    r = TinyRecipe()
+    marker = tmp_path / "ran"
+    good = model_meta(r.model, r.model_config)
+    meta = {k: (json.loads(json.dumps(v).replace("{marker}", str(marker))) if k == "config" else v)
+            for k, v in meta.items()}
+    path = save_checkpoint(tmp_path / "evil.npz", model=r.model, meta={**good, **meta})
+    with pytest.raises(CheckpointError, match=refused):
+        load_model(path)
+    assert not marker.exists(), "the checkpoint ran a command"
+
+
 def test_corrupted_checkpoint_is_a_clear_error_and_keeps_the_old_one(tmp_path):
     r = TinyRecipe()
     path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={})
