@@ -107,12 +107,12 @@ def restore_tokenizer(ckpt: dict):
     if not files:
         return None
     cls_name = ckpt["meta"].get("tokenizer_class")
-    cls = getattr(toks, cls_name, None)
-    if cls is None:
+    cls = getattr(toks, cls_name, None) if isinstance(cls_name, str) else None
+    if not (isinstance(cls, type) and callable(getattr(cls, "load", None))):   # a tokenizer class, nothing else
         raise CheckpointError(f"checkpoint names an unknown tokenizer class {cls_name!r}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in files.items():
-            if "/" in name or name.startswith("."):
+            if "/" in name or "\\" in name or name.startswith("."):
                 raise CheckpointError(f"checkpoint has a tokenizer file with an unsafe name {name!r}")
             Path(tmp, name).write_text(text, encoding="utf-8")
         return cls.load(tmp)

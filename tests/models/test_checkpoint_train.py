@@ -105,6 +105,13 @@ def test_a_checkpoints_meta_never_decides_what_code_runs(tmp_path, meta, refused
     assert not marker.exists(), "the checkpoint ran a command"
 
 
+@pytest.mark.parametrize("name", ["wordpiece", "os", ["WordPieceTokenizer"], None])
+def test_a_checkpoints_tokenizer_class_is_a_tokenizer_class(name):
+    from minilm.checkpoint import restore_tokenizer
+    with pytest.raises(CheckpointError, match="unknown tokenizer class"):
+        restore_tokenizer({"tokenizer_files": {"vocab.txt": "[PAD]\n"}, "meta": {"tokenizer_class": name}})
+
+
 def test_corrupted_checkpoint_is_a_clear_error_and_keeps_the_old_one(tmp_path):
     r = TinyRecipe()
     path = save_checkpoint(tmp_path / "c.npz", model=r.model, meta={})
