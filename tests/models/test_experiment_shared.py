@@ -38,6 +38,24 @@ def test_the_workers_of_a_run_build_a_shared_value_once(tmp_path):
     assert not Path(folder).exists() and shared.ENV not in os.environ       # the run's folder is gone
 
 
+def run_one(condition: str, seed: int, settings: dict) -> dict:
+    """An experiment's run_one, for the runner: every condition of a seed asks for the seed's value."""
+    return {"sum": _build_in_worker(settings["log"], f"seed {seed}")}
+
+
+def test_the_runners_workers_share_a_seeds_value(tmp_path):
+    """minilm experiment --jobs 2 as it runs: the runner's spawned workers get the shared folder, so
+    six rows over two seeds build two values."""
+    from minilm.experiments import runner
+    log, runs = tmp_path / "builds.txt", []
+    todo = [(c, s) for s in (0, 1) for c in ("a", "b", "c")]
+    runner._run_in_processes(__name__, todo, {"log": str(log)}, runs.append, None, jobs=2)
+    assert sorted((r["condition"], r["seed"]) for r in runs) == sorted(todo)
+    assert all(r["metrics"]["sum"] == 20.0 for r in runs)
+    assert len(log.read_text().split()) == 2, "each seed's value must be built once by the run's workers"
+    assert shared.ENV not in os.environ
+
+
 def test_without_the_folder_every_call_builds(tmp_path, monkeypatch):
     monkeypatch.delenv(shared.ENV, raising=False)
     calls = []

@@ -191,7 +191,7 @@ def test_vs_unigram_reads_each_familys_token_loss_against_its_own_unigram(monkey
     monkeypatch.setattr(exp, "check_equal", lambda *a, **k: None)
     monkeypatch.setattr(exp, "probe_scores", lambda *a, **k: {"sentiment": 0.5, "entailment": 0.4,
                                                               "sentiment_negated": 0.5})
-    monkeypatch.setattr(exp, "calibrated", lambda c, s, seed: exp._recipe(c, s, seed))
+    monkeypatch.setattr(exp, "calibrated", lambda c, s, seed: exp.recipe_of(c, s, seed))
     assert exp.run_one(exp.BERT, 0, settings)["vs_unigram"] == -1.0        # 4.0 - 5.0
     assert exp.run_one(exp.ELECTRA, 0, settings)["vs_unigram"] == -1.0
     assert exp.run_one(exp.GPT, 0, settings)["vs_unigram"] == 4.0          # 9.0 - 5.0
@@ -203,7 +203,7 @@ def test_the_recipes_report_a_unigram_loss_on_their_masked_targets():
     text: a number between the loss of the true frequencies and that of the uniform guess."""
     settings = {**exp.settings_of(exp.CONFIG.quick()), "task_text": 0}
     for condition in (exp.BERT, exp.DEBERTA, exp.ELECTRA):
-        recipe = exp._recipe(condition, settings, 0)
+        recipe = exp.recipe_of(condition, settings, 0)
         if condition == exp.ELECTRA:
             recipe.evaluate(recipe.model)                                   # its baselines come with the masks
         u = recipe.baselines()["unigram_loss"]
