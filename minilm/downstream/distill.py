@@ -163,6 +163,32 @@ def frozen_targets(teacher, ids, mask, weights: DistillWeights, chunk: int = 256
     return np.concatenate(logits), (np.concatenate(last) if last else None)
 
 
+def _teacher_targets(teacher, ids, mask, w: DistillWeights, teacher_out):
+    """What the weighted terms read of the frozen teacher on this batch: (logits Tensor (B, K),
+    last states (B, T, C), every state [x₀ … x_N], attention scores per layer); None where no term
+    reads it. From ``teacher_out`` (logits and last states only) or one forward pass under
+    ``no_grad``; nothing at all when only the labels' term is weighted."""
+    if teacher_out is not None:
+        if w.hidden_mse > 0 or w.attention > 0:
+            raise ConfigError("distill: precomputed teacher outputs hold its logits and last states only; the "
+                              "hidden-MSE and attention terms need its forward pass (teacher_out=None)")
+        t_last = teacher_out[1]
+        if w.cos > 0 and (t_last is None or t_last.shape[:2] != np.shape(ids)):
+            raise ConfigError(f"distill: the cosine term needs the teacher's last states of shape (B, T) + (C,) = "
+                              f"{np.shape(ids)} + (C,); got {None if t_last is None else t_last.shape}")
+        return Tensor(teacher_out[0]), t_last, None, None
+    if not needs_teacher(w):
+        return None, None, None, None
+    was_training = teacher.training
+    teacher.eval()
+    with no_grad():                                          # the teacher is a fixed target
+        out, t_states = classifier_forward(teacher, ids, mask)
+        t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
+                    if w.attention > 0 else None)
+    teacher.train(was_training)
+    return Tensor(out.data), t_states[-1].data, t_states, t_scores
+
+
 def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeights,
                       teacher_out=None) -> tuple[Tensor, dict]:
     """The weighted loss of the module docstring on one batch; returns (loss, {term: value}).
@@ -171,24 +197,7 @@ def distill_objective(student, teacher, ids, mask, labels, weights: DistillWeigh
     :func:`frozen_targets` (logits (B, K), last states (B, T, C) or None), used instead of a teacher
     forward pass (output-side terms only)."""
     w = weights
-    t_logits = t_last = t_states = t_scores = None
-    if teacher_out is not None:
-        if w.hidden_mse > 0 or w.attention > 0:
-            raise ConfigError("distill: precomputed teacher outputs hold its logits and last states only; the "
-                              "hidden-MSE and attention terms need its forward pass (teacher_out=None)")
-        t_logits, t_last = Tensor(teacher_out[0]), teacher_out[1]
-        if w.cos > 0 and (t_last is None or t_last.shape[:2] != np.shape(ids)):
-            raise ConfigError(f"distill: the cosine term needs the teacher's last states of shape (B, T) + (C,) = "
-                              f"{np.shape(ids)} + (C,); got {None if t_last is None else t_last.shape}")
-    elif needs_teacher(w):
-        was_training = teacher.training
-        teacher.eval()
-        with no_grad():                                          # the teacher is a fixed target
-            out, t_states = classifier_forward(teacher, ids, mask)
-            t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
-                        if w.attention > 0 else None)
-        teacher.train(was_training)
-        t_logits, t_last = Tensor(out.data), t_states[-1].data
+    t_logits, t_last, t_states, t_scores = _teacher_targets(teacher, ids, mask, w, teacher_out)
     s_logits, s_states = classifier_forward(student, ids, mask)
     M, N = len(s_states) - 1, (len(t_states) - 1 if t_states is not None else 0)
     terms = {}
