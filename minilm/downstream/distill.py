@@ -26,6 +26,7 @@ M student layers, N teacher layers.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -140,6 +141,19 @@ def needs_teacher(weights: DistillWeights) -> bool:
     return any(v > 0 for v in (w.soft, w.logit_mse, w.cos, w.hidden_mse, w.attention))
 
 
+@contextlib.contextmanager
+def frozen(teacher):
+    """The teacher as a fixed target: eval mode (no dropout) under ``no_grad``; its mode is restored
+    afterwards, whatever happens inside."""
+    was_training = teacher.training
+    teacher.eval()
+    try:
+        with no_grad():
+            yield teacher
+    finally:
+        teacher.train(was_training)
+
+
 def frozen_targets(teacher, ids, mask, weights: DistillWeights, chunk: int = 256):
     """The teacher's outputs that the output-side terms read, for every row at once: ``(logits
     (N, K), last hidden states (N, T, C) or None)``, or None when the weights need the teacher's
@@ -150,16 +164,13 @@ def frozen_targets(teacher, ids, mask, weights: DistillWeights, chunk: int = 256
     w = weights
     if not needs_teacher(w) or w.hidden_mse > 0 or w.attention > 0:
         return None
-    was_training = teacher.training
-    teacher.eval()
     logits, last = [], []
-    with no_grad():
+    with frozen(teacher):
         for i in range(0, len(ids), chunk):
             t_logits, t_states = classifier_forward(teacher, ids[i:i + chunk], mask[i:i + chunk])
             logits.append(t_logits.data)
             if w.cos > 0:
                 last.append(t_states[-1].data)
-    teacher.train(was_training)
     return np.concatenate(logits), (np.concatenate(last) if last else None)
 
 
@@ -179,13 +190,10 @@ def _teacher_targets(teacher, ids, mask, w: DistillWeights, teacher_out):
         return Tensor(teacher_out[0]), t_last, None, None
     if not needs_teacher(w):
         return None, None, None, None
-    was_training = teacher.training
-    teacher.eval()
-    with no_grad():                                          # the teacher is a fixed target
+    with frozen(teacher):
         out, t_states = classifier_forward(teacher, ids, mask)
         t_scores = ([attention_scores(blk, t_states[i], mask) for i, blk in enumerate(teacher.bert.encoder.layer)]
                     if w.attention > 0 else None)
-    teacher.train(was_training)
     return Tensor(out.data), t_states[-1].data, t_states, t_scores
 
 

@@ -159,8 +159,8 @@ _CACHE: dict = {}   # {(seed, teacher settings as JSON): bundle}; a run's result
 
 
 def teacher_bundle(seed: int, settings: dict) -> dict:
-    """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs and
-    its held-out accuracy. Deterministic for (seed, settings); cached (the latest one) so that every
+    """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs, and
+    which test pairs it gets right (``correct`` (n_test,) bool) with their mean (``accuracy``). Deterministic for (seed, settings); cached (the latest one) so that every
     condition of a seed reuses it, and trained by one process of a ``--jobs`` run, which the others
     load it from (``minilm.experiments.shared``)."""
     key = (seed, json.dumps({k: settings.get(k) for k in TEACHER_KEYS + ("corpus",)}, sort_keys=True))
@@ -175,7 +175,7 @@ def _save_teacher(bundle: dict, path) -> None:
     from minilm.checkpoint import model_meta, save_checkpoint
     teacher = bundle["teacher"]
     save_checkpoint(path, model=teacher, tokenizer=bundle["tokenizer"],
-                    meta={"family": "distillation-teacher", "accuracy": bundle["accuracy"],
+                    meta={"family": "distillation-teacher", "correct": bundle["correct"].astype(int).tolist(),
                           **model_meta(teacher, teacher.config)})
 
 
@@ -184,8 +184,9 @@ def _load_teacher(path, seed: int, s: dict) -> dict:
     pairs drawn and encoded again (the same draws: ``labelled_pairs``)."""
     from minilm.checkpoint import load_model
     teacher, tok, meta = load_model(path)
+    correct = np.array(meta["correct"], dtype=bool)
     return {"teacher": teacher, "tokenizer": tok, **_encoded(tok, *labelled_pairs(seed, s), s),
-            "accuracy": meta["accuracy"]}
+            "correct": correct, "accuracy": float(correct.mean())}
 
 
 def labelled_pairs(seed: int, s: dict):
@@ -220,8 +221,8 @@ def _train_teacher(seed: int, s: dict) -> dict:
     finetune_classifier(teacher, data["ids"], data["mask"], data["y"], steps=s["teacher_steps"],
                         batch_size=s["batch_size"], lr=1e-3, seed=[seed, 5])
     teacher.eval()
-    accuracy = float(classification_accuracy(teacher, data["test_ids"], data["test_mask"], data["y_test"]).mean())
-    return {"teacher": teacher, "tokenizer": tok, **data, "accuracy": accuracy}
+    correct = classification_accuracy(teacher, data["test_ids"], data["test_mask"], data["y_test"])   # (n_test,)
+    return {"teacher": teacher, "tokenizer": tok, **data, "correct": correct, "accuracy": float(correct.mean())}
 
 
 # ---- a student, distilled with minilm.train ---------------------------------------------------------

@@ -60,8 +60,9 @@ import numpy as np
 from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.claims import Beats
-from minilm.experiments.distillation import (StudentRun, TeacherConfig, encode_pairs, labelled_pairs, make_student,
-                                             teacher_bundle, teacher_label, weights_for)
+from minilm.downstream.distill import StudentRecipe
+from minilm.experiments.distillation import (TeacherConfig, encode_pairs, labelled_pairs, make_student, teacher_bundle,
+                                             teacher_label, weights_for)
 
 NAME = "distillation-transfer"
 HELP = "Hinton et al. / DistilBERT: a transfer set the teacher labels, hard vs soft vs soft + cosine"
@@ -292,12 +293,11 @@ def negated_premises(examples) -> np.ndarray:
 
 # ---- one run -----------------------------------------------------------------------------------
 
-class TransferRun(StudentRun):
-    """``StudentRun`` on the labelled + transfer rows; counts the batches (= optimizer steps) it gives."""
+class TransferRun(StudentRecipe):
+    """``StudentRecipe`` on the labelled + transfer rows; counts the batches (= optimizer steps) it gives."""
 
     def __init__(self, bundle: dict, student, weights, batch_size: int, ids, mask, labels):
-        super().__init__(bundle, student, weights, batch_size)
-        self.ids, self.mask, self.labels = ids, mask, np.asarray(labels)
+        super().__init__(student, bundle["teacher"], bundle["tokenizer"], ids, mask, labels, weights, batch_size)
         self.batches = 0
 
     def batch(self, rng):
@@ -312,24 +312,21 @@ def check_equal_steps(condition: str, counted: int, expected: int) -> None:
                           f"{expected}: the transfer set may change what the steps see, not how many")
 
 
-def scores(model, bundle: dict, negated: np.ndarray) -> tuple[float, float]:
-    """(accuracy, accuracy on the negated-premise pairs) on the held-out pairs."""
-    from minilm.downstream.finetune import classification_accuracy
-    correct = classification_accuracy(model, bundle["test_ids"], bundle["test_mask"], bundle["y_test"])
+def scores(correct: np.ndarray, negated: np.ndarray) -> tuple[float, float]:
+    """(accuracy, accuracy on the negated-premise pairs) from which held-out pairs a model gets right."""
     return float(correct.mean()), float(correct[negated].mean()) if negated.any() else float("nan")
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.downstream.distill import build_student, inference_parameters
+    from minilm.downstream.finetune import classification_accuracy
     from minilm.train import TrainConfig, fit
     rows = conditions(settings)
     if condition not in rows:
         raise ConfigError(f"{NAME}: unknown condition {condition!r}, expected one of {list(rows)}")
     bundle = teacher_bundle(seed, settings)
     negated = negated_premises(labelled_pairs(seed, settings)[1])
-    if "teacher_scores" not in bundle:     # once per teacher: the bundle is kept for every row of its seed
-        bundle["teacher_scores"] = scores(bundle["teacher"], bundle, negated)
-    teacher_acc, teacher_neg = bundle["teacher_scores"]
+    teacher_acc, teacher_neg = scores(bundle["correct"], negated)
     if rows[condition] is None:
         return {"retained": 1.0, "accuracy": teacher_acc, "negated": teacher_neg, "teacher_lead": 0.0,
                 "steps": float("nan"), "params": inference_parameters(bundle["teacher"])}
@@ -350,6 +347,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     # minilm.train's loop without its held-out evaluations and checkpoint: scores() reads the test pairs once
     fit(student, lambda rng: run.loss(student, run.batch(rng))[0], cfg, name=condition)
     check_equal_steps(condition, run.batches, steps)
-    accuracy, neg = scores(student, bundle, negated)
+    accuracy, neg = scores(classification_accuracy(student, bundle["test_ids"], bundle["test_mask"], bundle["y_test"]),
+                           negated)
     return {"retained": accuracy / max(teacher_acc, 1e-12), "accuracy": accuracy, "negated": neg,
             "teacher_lead": teacher_acc - accuracy, "steps": run.batches, "params": inference_parameters(student)}
