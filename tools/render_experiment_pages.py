@@ -1,6 +1,7 @@
 """Re-write the experiment pages docs/experiments/NAME.md from the runs recorded in NAME.json, running
 nothing: after a change to a page's wording, its notes or its claims (the "Agrees with the paper?"
-line), not to what is measured.
+line), not to what is measured. The runs on the English text minilm ships (``--corpus real``) are
+recorded the same way in docs/experiments/real/ and rendered with the others.
 
 The plan is rebuilt from the recorded settings; if the code's plan would now run with other
 settings, the record no longer describes it and the tool refuses (re-run the experiment instead:
@@ -23,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "docs" / "experiments"
+REAL = EXPERIMENTS / "real"      # the same experiments on --corpus real (the English text minilm ships)
 sys.path.insert(0, str(ROOT))
 
 
@@ -38,12 +40,13 @@ def _command(record: dict, md_path: Path) -> str:
     return f"minilm experiment {record['name']}"
 
 
-def render(name: str) -> tuple[str, dict]:
-    """(the page's Markdown, the record with its command and verdict) for experiment ``name``."""
+def render(name: str, folder: Path = EXPERIMENTS) -> tuple[str, dict]:
+    """(the page's Markdown, the record with its command and verdict) for experiment ``name``, from
+    ``folder``/NAME.json (docs/experiments, or its ``real/`` for the runs on ``--corpus real``)."""
     from minilm.experiments import available, claims, config_of, report
     from minilm.experiments.runner import values_of
     module = available()[name]
-    json_path, md_path = EXPERIMENTS / f"{name}.json", EXPERIMENTS / f"{name}.md"
+    json_path, md_path = folder / f"{name}.json", folder / f"{name}.md"
     record = json.loads(json_path.read_text(encoding="utf-8"))
     plan = module.plan(config_of(module.CONFIG, record["settings"]))
     if json.loads(json.dumps(plan.settings)) != record["settings"]:
@@ -55,7 +58,8 @@ def render(name: str) -> tuple[str, dict]:
     command = _command(record, md_path)
     cpu = sum(r.get("cpu_seconds", 0.0) for r in record["runs"])
     md = report.markdown_report(name, plan, values, record["seeds"], command, record["seconds"], cpu)
-    return md, dict(record, command=command, agreement=claims.verdict(plan.claims, values))
+    return md, dict(record, command=command, agreement=claims.verdict(plan.claims, values,
+                                                                   plan.settings.get("corpus")))
 
 
 def main(argv=None) -> int:
@@ -65,15 +69,18 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from minilm.experiments import EXPERIMENTS as REGISTRY
     from minilm.io import atomic_write
-    names = args.names or [n for n in REGISTRY if (EXPERIMENTS / f"{n}.json").exists()]
+    names = args.names or list(REGISTRY)
+    pages = [(folder, n) for n in names for folder in (EXPERIMENTS, REAL) if (folder / f"{n}.json").exists()]
+    if args.names and not any(n == name for _, n in pages for name in args.names):
+        raise SystemExit(f"render_experiment_pages: no record of {args.names} in {EXPERIMENTS} or {REAL}")
     stale = []
-    for name in names:
-        md, record = render(name)
-        md_path, json_path = EXPERIMENTS / f"{name}.md", EXPERIMENTS / f"{name}.json"
+    for folder, name in pages:
+        md, record = render(name, folder)
+        md_path, json_path = folder / f"{name}.md", folder / f"{name}.json"
         old = json.loads(json_path.read_text(encoding="utf-8"))
         if args.check:
             if md_path.read_text(encoding="utf-8") != md or old.get("agreement") != record["agreement"]:
-                stale.append(name)
+                stale.append(str(md_path.relative_to(EXPERIMENTS)))
             continue
         atomic_write(md_path, md)
         if old != record:

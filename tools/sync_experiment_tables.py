@@ -34,15 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 READMES = [ROOT / "README.md", ROOT / "README.zh-TW.md"]
 EXPERIMENTS = ROOT / "docs" / "experiments"
+REAL = EXPERIMENTS / "real"   # the same experiments run on --corpus real
 BLOCK = re.compile(r"(<!-- experiment:([a-z0-9-]+) -->\n)(.*?)(<!-- /experiment:\2 -->)", re.S)
 
 
-def block_for(name: str) -> str:
-    """The README block of experiment ``name``: its command line, its table, its plot."""
-    md = EXPERIMENTS / f"{name}.md"
-    if not md.exists():
-        raise SystemExit(f"sync_experiment_tables: {md} does not exist; run "
-                         f"'minilm experiment {name} --out docs/experiments' first")
+def _page(md: Path) -> tuple[str, list[str], list[str]]:
+    """(the command line, the table's lines, the verdict with its bullets) of an experiment page."""
     lines = md.read_text(encoding="utf-8").splitlines()
     command = next((ln for ln in lines if ln.startswith("`minilm experiment")), None)
     table = [ln for ln in lines if ln.startswith("|")]
@@ -57,7 +54,30 @@ def block_for(name: str) -> str:
                 break
             bullets.append(ln)
         agreement = [lines[start], ""] + bullets + [""]
-    return "\n".join([command, ""] + table + [""] + agreement + [f"![{name}](docs/experiments/{name}.png)", ""])
+    return command, table, agreement
+
+
+def block_for(name: str) -> str:
+    """The README block of experiment ``name``: its command line, its table, its plot; then, if the
+    experiment was also run on the English text minilm ships (docs/experiments/real/NAME.md), that
+    run's command, table and verdict line, beside the synthetic corpus's."""
+    md = EXPERIMENTS / f"{name}.md"
+    if not md.exists():
+        raise SystemExit(f"sync_experiment_tables: {md} does not exist; run "
+                         f"'minilm experiment {name} --out docs/experiments' first")
+    command, table, agreement = _page(md)
+    block = [command, ""] + table + [""] + agreement + [f"![{name}](docs/experiments/{name}.png)", ""]
+    real = REAL / f"{name}.md"
+    if real.exists():
+        command, table, agreement = _page(real)
+        verdict = agreement[0].split(" (")[0] if agreement else ""
+        block += [f"On real English text (`--corpus real`: the Jargon File 4.4.7, "
+                  "[minilm/data/real/](minilm/data/real/README.md)), the same experiment:", "",
+                  command, ""] + table + [""]
+        if verdict:
+            block += [f"{verdict} (each finding, and the plot: [docs/experiments/real/{name}.md]"
+                      f"(docs/experiments/real/{name}.md))", ""]
+    return "\n".join(block)
 
 
 RESULTS = EXPERIMENTS / "results-in-miniature.json"
@@ -126,7 +146,11 @@ def agreement_block() -> str:
         claims = agreement["claims"]
         count[agreement["verdict"]] += 1
         main = claims[0]["measured"].replace("|", "/")
-        rows.append(f"| [{name}](docs/experiments/{name}.md) | **{agreement['verdict']}** | "
+        verdict = f"**{agreement['verdict']}**"
+        if (REAL / f"{name}.json").exists():   # the same run on real English text: its verdict beside
+            real = json.loads((REAL / f"{name}.json").read_text(encoding="utf-8")).get("agreement") or {}
+            verdict += f" (on real text: [{real.get('verdict') or '?'}](docs/experiments/real/{name}.md))"
+        rows.append(f"| [{name}](docs/experiments/{name}.md) | {verdict} | "
                     f"{sum(c['holds'] for c in claims)} of {len(claims)} | {main} |")
     head = (f"{count['yes']} agree, {count['in part']} agree in their main finding but not in every one, "
             f"{count['no']} disagree in their main finding.")

@@ -112,8 +112,15 @@ def applicable(claims: list, conditions) -> list:
     return [c for c in claims if c.conditions() <= set(conditions)]
 
 
-def verdict(claims: list, values: dict) -> dict:
-    """{"verdict": "yes" | "in part" | "no", "claims": [{paper, holds, measured, why_not}]}."""
+OTHER_TEXT = ("not measured on this text: the reasons on the synthetic corpus's page were measured there and "
+              "need not hold here")
+
+
+def verdict(claims: list, values: dict, corpus: str | None = None) -> dict:
+    """{"verdict": "yes" | "in part" | "no", "claims": [{paper, holds, measured, why_not}]}.
+
+    ``corpus``: the run's ``--corpus`` (None: the synthetic one). A claim's ``why_not`` was measured
+    on the synthetic corpus, so a run on another text shows :data:`OTHER_TEXT` instead."""
     checked = []
     for claim in claims:
         try:
@@ -121,7 +128,7 @@ def verdict(claims: list, values: dict) -> dict:
         except KeyError as e:  # a run stopped before every condition had a value (tests check the names)
             holds, measured = False, f"not measured in this run ({e.args[0]})"
         checked.append({"paper": claim.paper, "holds": bool(holds), "measured": measured,
-                        "why_not": "" if holds else claim.why_not})
+                        "why_not": "" if holds else (OTHER_TEXT if corpus else claim.why_not)})
     if not checked:
         return {"verdict": "", "claims": []}
     if all(c["holds"] for c in checked):

@@ -82,8 +82,18 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                f"training pairs, {s['probe_test']} test pairs. The AUC exists only for models with a "
                "replaced-token detector (ELECTRA, ELECTRA 15%). It is measured over every held-out token; "
                "ELECTRA 15% is trained on the masked 15% only, so its output elsewhere is untrained and "
-               "its AUC stays near 0.5; the next column compares the two on the masked positions."],
+               "its AUC stays near 0.5; the next column compares the two on the masked positions."]
+        + (_unseen_note(s) if s["corpus"] else []),
         claims=CLAIMS)
+
+
+def _unseen_note(s: dict) -> list[str]:
+    """A note for a run on another text than the synthetic one, which gets no probe sentences added."""
+    unseen, types, share = common.unseen_probe_words(s["corpus"], s)
+    return [f"Pre-training text: {s['corpus']}, with no probe sentences added: {len(unseen)} of the entailment "
+            f"probe's {types} word types ({share:.0%} of its word tokens; e.g. {', '.join(unseen[:4])}) never occur "
+            "in it, and reach every encoder as sub-word pieces it never trained on. Read the rows against the "
+            "untrained encoder."]
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:

@@ -115,6 +115,20 @@ def entailment_probe(encode, tokenizer, seed: int, settings: dict, features=None
     return probe_accuracy(features(*train[:2]), train[2], features(*test[:2]), test[2])
 
 
+def unseen_probe_words(corpus: str, settings: dict, seed: int = 0) -> tuple[list[str], int, float]:
+    """The entailment probe's word types (``seed``'s training and test pairs) that never occur in
+    ``corpus`` (a ``read_corpus`` name or file), how many types the probe has, and the share of the
+    probe's word tokens that are unseen: words the encoder meets only as untrained sub-word pieces."""
+    import re
+    from minilm.data import entailment_dataset, read_corpus
+    seen = {w for doc in read_corpus(corpus) for line in doc for w in re.findall(r"[a-z']+", line.lower())}
+    rng = np.random.default_rng([seed, 77])   # the probe's pairs (entailment_probe)
+    pairs = entailment_dataset(settings["probe_train"], rng=rng) + entailment_dataset(settings["probe_test"], rng=rng)
+    tokens = [w for e in pairs for text in (e.premise, e.hypothesis) for w in re.findall(r"[a-z']+", text.lower())]
+    unseen = sorted(set(tokens) - seen)
+    return unseen, len(set(tokens)), sum(w in set(unseen) for w in tokens) / max(len(tokens), 1)
+
+
 def bag_of_words_accuracy(seed: int, settings: dict) -> float:
     """The lexical reference: logistic regression on the premise's words and the hypothesis's words
     (kept apart with a prefix), trained and tested on the same pairs as the probe."""

@@ -56,7 +56,7 @@ def markdown_report(name: str, plan, values: dict, seeds, command: str, seconds:
              f"`{command}` — mean ± standard deviation over {len(seeds)} seeds ({', '.join(map(str, seeds))}); "
              f"{seconds / 60:.1f} min wall-clock" + (f", {cpu_seconds / 60:.1f} min of CPU" if cpu_seconds else "")
              + ".", "", markdown_table(plan, values), ""]
-    lines += claims.markdown(claims.verdict(plan.claims, values))
+    lines += claims.markdown(claims.verdict(plan.claims, values, plan.settings.get("corpus")))
     if plan.notes:
         lines += list(plan.notes) + [""]
     lines.append(f"Settings: {settings}.")

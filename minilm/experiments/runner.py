@@ -172,7 +172,7 @@ def _result(name: str, plan, runs: list, seeds, out_dir: Path, *, quick: bool, s
                            values=values.get(c, {}).get(m.key, [])) for c in plan.conditions}
                for m in plan.metrics}
     return {"format": FORMAT, "name": name, "title": plan.title, "quick": quick, "seeds": list(seeds),
-            "command": command, "agreement": claims.verdict(plan.claims, values), "settings": plan.settings,
+            "command": command, "agreement": claims.verdict(plan.claims, values, plan.settings.get("corpus")), "settings": plan.settings,
             "conditions": plan.conditions,
             "metrics": [m.key for m in plan.metrics], "summary": summary, "runs": runs,
             "table": report.markdown_table(plan, values), "markdown": str(md_path), "png": str(png),

@@ -1,6 +1,7 @@
 """The "Agrees with the paper?" line: claims are orderings of the table, checked on the means over
 seeds, and every experiment's claims read rows and metrics its plan has."""
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,14 @@ def test_verdict_is_yes_in_part_or_no_by_the_main_claim():
     assert "Why: measured: B needs more steps" in page
 
 
+def test_a_reason_measured_on_the_synthetic_corpus_is_not_shown_for_another_text():
+    main_fails = Beats("B beats A.", "acc", above=("B",), below=("A",), why_not="measured: B needs more steps")
+    real = claims.verdict([main_fails], VALUES, corpus="real")["claims"][0]
+    assert real["why_not"] == claims.OTHER_TEXT
+    assert "B needs more steps" not in "\n".join(claims.markdown(claims.verdict([main_fails], VALUES, "real")))
+    assert claims.verdict([main_fails], VALUES, corpus=None)["claims"][0]["why_not"] == "measured: B needs more steps"
+
+
 def test_a_run_without_a_row_is_not_measured_rather_than_an_error():
     result = claims.verdict([Beats("A beats D.", "acc", above=("A",), below=("D",))], VALUES)
     assert result["verdict"] == "no" and "not measured in this run" in result["claims"][0]["measured"]
@@ -89,3 +98,18 @@ def test_the_pages_verdicts_are_computed_from_their_runs():
     render_pages = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(render_pages)
     assert render_pages.main(["--check"]) == 0
+
+
+def test_every_record_names_the_page_beside_it():
+    """A record's ``markdown`` and ``png`` are the files next to it, as the runner writes them when
+    run with ``--out`` that folder (a run made elsewhere and copied in would name a temporary folder)."""
+    folder = ROOT / "docs" / "experiments"
+    records = sorted(folder.glob("*.json")) + sorted((folder / "real").glob("*.json"))
+    if not records:
+        pytest.skip("no recorded experiment runs here (a student release)")
+    for path in records:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if "markdown" not in record:   # gpt-vs-bert-steps.json, results-in-miniature.json: not runner records
+            continue
+        stem = path.relative_to(ROOT).with_suffix("").as_posix()
+        assert (record["markdown"], record["png"]) == (f"{stem}.md", f"{stem}.png"), path.name

@@ -190,3 +190,21 @@ def test_generator_size_quick(tmp_path, capsys):
     for (condition, seed), m in runs.items():
         assert m["disc_auc"] > 0.55, (condition, seed)  # the discriminator beats chance at every size
         assert 0.0 < m["replaced_rate"] < 0.2  # at most the masked 15%, minus correct samples
+
+
+def test_a_run_on_another_text_says_which_probe_words_that_text_lacks(tmp_path):
+    """electra-ablation adds no probe sentences to its pre-training text, so on --corpus its page
+    counts the probe's word types the text never has (the Jargon File lacks 'wolf', 'swimmer', ...)."""
+    from minilm.data import entailment_dataset
+    s = settings_of(electra_ablation.CONFIG.quick())
+    rng = np.random.default_rng([0, 77])                     # the probe's pairs for seed 0
+    first = entailment_dataset(s["probe_train"], rng=rng)[0]
+    words = first.premise.lower().rstrip(" .").split()        # "the driver waits"
+    corpus = tmp_path / "text.txt"
+    corpus.write_text(" ".join(words) + " .\n\nzzz qqq .\n", encoding="utf-8")
+    unseen, types, share = electra_common.unseen_probe_words(str(corpus), s)
+    assert not set(words) & set(unseen) and len(unseen) == types - len(set(words))
+    assert 0 < share < 1
+    note = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, corpus=str(corpus)))).notes[-1]
+    assert f"{len(unseen)} of the entailment probe's {types} word types" in note
+    assert not any("no probe sentences" in n for n in electra_ablation.plan(electra_ablation.CONFIG.quick()).notes)
