@@ -64,7 +64,7 @@ def agreement_data(tokenizer, settings: dict, seed: int) -> dict:
 
 def token_features(family: str, model, split: dict, batch: int = 256) -> np.ndarray:
     """(N, L·C): every block's output at each row's position, layers concatenated (frozen)."""
-    from minilm.experiments.gpt_vs_bert import layer_states
+    from minilm.experiments.gpt_vs_bert_readouts import layer_states
     out = []
     with no_grad():
         for i in range(0, len(split["ids"]), batch):

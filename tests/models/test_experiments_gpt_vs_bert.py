@@ -12,6 +12,7 @@ from minilm.data import read_corpus
 from minilm.experiments import EXPERIMENTS
 from minilm.experiments import gpt_vs_bert as exp
 from minilm.experiments import gpt_vs_bert_cloze as cloze
+from minilm.experiments import gpt_vs_bert_readouts as readouts
 from minilm.recipes.config import from_args
 from tests.models.experiment_quick import quick_run
 
@@ -90,11 +91,11 @@ def test_frozen_features_per_layer_and_gpt_reads_no_padding(tiny):
     ids, mask = encode_texts(tok, ["the dog runs .", "the dog does not run near the river ."])
     C, L = settings["n_embd"], settings["n_layer"]
     for family, recipe in (("gpt", gpt), ("bert", bert)):
-        f = exp.frozen_features(family, recipe.model, ids, mask)
+        f = readouts.frozen_features(family, recipe.model, ids, mask)
         assert f.shape == (2, 2 * L * C) and np.isfinite(f).all()
     alone, _ = encode_texts(tok, ["the dog runs ."])
-    one = exp.frozen_features("gpt", gpt.model, alone, np.ones_like(alone))
-    np.testing.assert_allclose(one[0], exp.frozen_features("gpt", gpt.model, ids, mask)[0], atol=1e-5)
+    one = readouts.frozen_features("gpt", gpt.model, alone, np.ones_like(alone))
+    np.testing.assert_allclose(one[0], readouts.frozen_features("gpt", gpt.model, ids, mask)[0], atol=1e-5)
 
 
 def test_cloze_items_and_scorers(tiny):
@@ -155,7 +156,7 @@ def test_token_classifier_learns_from_the_labels_of_its_position(tiny):
 def test_bert_reads_the_entailment_pairs_with_the_segment_ids_it_was_pre_trained_with(tiny):
     settings, _, _, gpt, _ = tiny
     tok = gpt.tokenizer
-    data = exp.task_data(tok, dict(settings, seq_len=96), 0)   # the tiny vocabulary cuts words finely
+    data = readouts.task_data(tok, dict(settings, seq_len=96), 0)   # the tiny vocabulary cuts words finely
     (ids, mask, _), (segs, _) = data["entailment"]["train"], data["entailment"]["segments"]
     assert segs.shape == ids.shape
     for row, seg, m in zip(ids, segs, mask):
