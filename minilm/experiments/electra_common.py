@@ -28,6 +28,7 @@ Letters: N examples, T tokens, H hidden size, K classes.
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from dataclasses import dataclass
 
@@ -47,6 +48,10 @@ class ElectraExperimentConfig:
     sizes, model and schedule) with a shorter run, and the probe's data. ``quick()``: toy sizes."""
     probe_train: int = 256                       # labelled entailment pairs the probe is fitted on
     probe_test: int = 1000                       # held-out pairs the probe is scored on
+    task_text: int = 0                           # unlabelled task sentences mixed into the pre-training text
+                                                 # (other draws than the probe's), so that its words occur
+                                                 # there (the recorded runs: none; the electra-ablation page
+                                                 # says what 800 changes)
     recipe: ElectraRecipeConfig = recipe_field(ElectraRecipeConfig(), steps=300, warmup=30)  # minilm train electra's
 
     @classmethod
@@ -55,22 +60,35 @@ class ElectraExperimentConfig:
                         vocab_size=200, probe_train=64, probe_test=150)
 
 
-def pretrain(recipe_cfg: ElectraRecipeConfig, seed: int, *, steps: int | None = None, **overrides):
+def pretrain(recipe_cfg: ElectraRecipeConfig, seed: int, *, steps: int | None = None, task_text: int = 0,
+             **overrides):
     """Pre-train one ELECTRA-recipe model; returns ``(recipe, held-out metrics)``.
 
     ``recipe_cfg`` is the experiment's ``recipe`` (sizes, model, schedule); ``overrides`` are recipe
-    options such as ``objective="electra15"``. ``steps=0`` builds the model and tokenizer without
-    training (the "no pre-training" reference); the metrics are then {}."""
+    options such as ``objective="electra15"``. ``task_text``: unlabelled sentences of the downstream
+    tasks added to the recipe's text (:func:`pretraining_documents`). ``steps=0`` builds the model and
+    tokenizer without training (the "no pre-training" reference); the metrics are then {}."""
     from minilm.recipes import electra
     from minilm.train import train
     cfg = override(recipe_cfg, seed=seed, **overrides)
-    recipe = electra.ElectraRecipe(cfg)
-    schedule = run_schedule(cfg, seed, steps)
-    if schedule.steps == 0:
-        return recipe, {}
     with tempfile.TemporaryDirectory(prefix="minilm-electra-") as out:
+        if task_text:
+            from minilm.experiments.gpt_vs_bert import write_corpus
+            cfg = override(cfg, corpus=write_corpus(pretraining_documents(cfg, seed, task_text),
+                                                    os.path.join(out, "corpus.txt")))
+        recipe = electra.ElectraRecipe(cfg)
+        schedule = run_schedule(cfg, seed, steps)
+        if schedule.steps == 0:
+            return recipe, {}
         summary = train(recipe, schedule, out, progress=False, plot=False)
     return recipe, summary["metrics"]
+
+
+def pretraining_documents(cfg: ElectraRecipeConfig, seed: int, task_text: int) -> list[list[str]]:
+    """The recipe's text (``--corpus``, or ``docs`` synthetic documents) and ``task_text`` unlabelled
+    task sentences in documents of 8, as gpt-vs-bert and the bake-off read them."""
+    from minilm.experiments.gpt_vs_bert import pretraining_documents as with_task_text
+    return with_task_text({"corpus": cfg.corpus, "docs": cfg.docs, "task_text": task_text}, seed)
 
 
 def encoder_of(model, network: str):
@@ -115,18 +133,32 @@ def entailment_probe(encode, tokenizer, seed: int, settings: dict, features=None
     return probe_accuracy(features(*train[:2]), train[2], features(*test[:2]), test[2])
 
 
-def unseen_probe_words(corpus: str, settings: dict, seed: int = 0) -> tuple[list[str], int, float]:
+def unseen_probe_words(documents, settings: dict, seed: int = 0) -> tuple[list[str], int, float]:
     """The entailment probe's word types (``seed``'s training and test pairs) that never occur in
-    ``corpus`` (a ``read_corpus`` name or file), how many types the probe has, and the share of the
-    probe's word tokens that are unseen: words the encoder meets only as untrained sub-word pieces."""
+    ``documents`` (lists of sentences), how many types the probe has, and the share of the probe's
+    word tokens that are unseen: words the encoder meets only as untrained sub-word pieces."""
     import re
-    from minilm.data import entailment_dataset, read_corpus
-    seen = {w for doc in read_corpus(corpus) for line in doc for w in re.findall(r"[a-z']+", line.lower())}
+    from minilm.data import entailment_dataset
+    seen = {w for doc in documents for line in doc for w in re.findall(r"[a-z']+", line.lower())}
     rng = np.random.default_rng([seed, 77])   # the probe's pairs (entailment_probe)
     pairs = entailment_dataset(settings["probe_train"], rng=rng) + entailment_dataset(settings["probe_test"], rng=rng)
     tokens = [w for e in pairs for text in (e.premise, e.hypothesis) for w in re.findall(r"[a-z']+", text.lower())]
     unseen = sorted(set(tokens) - seen)
     return unseen, len(set(tokens)), sum(w in set(unseen) for w in tokens) / max(len(tokens), 1)
+
+
+def text_note(cfg: ElectraExperimentConfig) -> str:
+    """The page's line on the pre-training text: which of the probe's words it lacks (seed 0)."""
+    s = {"probe_train": cfg.probe_train, "probe_test": cfg.probe_test}
+    unseen, types, share = unseen_probe_words(pretraining_documents(cfg.recipe, 0, cfg.task_text), s)
+    text = cfg.recipe.corpus or f"{cfg.recipe.docs} synthetic documents"
+    head = (f"Pre-training text: {text} and {cfg.task_text} unlabelled sentences of the tasks (other draws than the "
+            "probe's)" if cfg.task_text else f"Pre-training text: {text}, with no sentences of the tasks")
+    if not unseen:
+        return head + f": every one of the entailment probe's {types} word types occurs in it (seed 0)."
+    return (head + f": {len(unseen)} of the entailment probe's {types} word types ({share:.0%} of its word tokens; "
+            f"e.g. {', '.join(unseen[:4])}) never occur in it (seed 0), and reach every encoder as sub-word pieces "
+            "it never trained on.")
 
 
 def bag_of_words_accuracy(seed: int, settings: dict) -> float:

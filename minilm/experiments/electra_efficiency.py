@@ -89,7 +89,7 @@ class ElectraEfficiencyConfig(common.ElectraExperimentConfig):
 
 
 CONFIG = ElectraEfficiencyConfig
-OPTIONS = ("corpus", "steps", "points", "lr", "probe_train")
+OPTIONS = ("corpus", "task_text", "steps", "points", "lr", "probe_train")
 
 
 def checkpoints(settings: dict) -> list[int]:
@@ -188,7 +188,7 @@ def plan(cfg: ElectraEfficiencyConfig) -> Plan:
                f"through; one step costs {per_step['ELECTRA'] / 1e9:.2f} GFLOPs for ELECTRA (generator + "
                f"discriminator), {per_step['BERT (MLM)'] / 1e9:.2f} for BERT.",
                f"Entailment: 3 classes (chance 33.3%); a linear probe on the frozen encoder, {s['probe_train']} "
-               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder."],
+               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder.", common.text_note(cfg)],
         claims=claims(steps))
 
 
@@ -219,7 +219,7 @@ def trajectory(model: str, seed: int, settings: dict) -> dict:
     from minilm.train import train
     overrides, network = MODELS[model]
     recipe_cfg = config_of(CONFIG, settings).recipe
-    recipe, _ = common.pretrain(recipe_cfg, seed, steps=0, **overrides)
+    recipe, _ = common.pretrain(recipe_cfg, seed, steps=0, task_text=settings["task_text"], **overrides)
     steps = checkpoints(settings)
     run = ProbedRecipe(recipe, network, seed, settings)
     cfg = replace(run_schedule(recipe_cfg, seed, steps[-1]), eval_every=steps[1])

@@ -35,7 +35,7 @@ CLAIMS = [
 ]
 
 CONFIG = common.ElectraExperimentConfig      # the generator's size is the condition
-OPTIONS = ("corpus", "steps", "lr")
+OPTIONS = ("corpus", "task_text", "steps", "lr")
 
 
 def plan(cfg: common.ElectraExperimentConfig) -> Plan:
@@ -55,13 +55,13 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                "discriminator's size.",
                f"Generator widths: {widths} "
                f"units (at least 8). Entailment: 3 classes (chance 33.3%); a linear probe on the frozen discriminator, "
-               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs."],
+               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs.", common.text_note(cfg)],
         claims=CLAIMS)
 
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
-    recipe, metrics = common.pretrain(config_of(CONFIG, settings).recipe, seed, objective="electra",
-                                      generator_hidden_fraction=FRACTIONS[condition])
+    recipe, metrics = common.pretrain(config_of(CONFIG, settings).recipe, seed, task_text=settings["task_text"],
+                                      objective="electra", generator_hidden_fraction=FRACTIONS[condition])
     encode, _ = common.encoder_of(recipe.model, "discriminator")
     return {"probe": common.entailment_probe(encode, recipe.tokenizer, seed, settings),
             **common.pretraining_metrics(metrics), "replaced_rate": metrics["replaced_rate"]}

@@ -192,19 +192,21 @@ def test_generator_size_quick(tmp_path, capsys):
         assert 0.0 < m["replaced_rate"] < 0.2  # at most the masked 15%, minus correct samples
 
 
-def test_a_run_on_another_text_says_which_probe_words_that_text_lacks(tmp_path):
-    """electra-ablation adds no probe sentences to its pre-training text, so on --corpus its page
-    counts the probe's word types the text never has (the Jargon File lacks 'wolf', 'swimmer', ...)."""
+def test_the_page_says_which_probe_words_the_pre_training_text_lacks(tmp_path):
+    """The ELECTRA experiments mix task sentences into the pre-training text (task_text); the page
+    counts the probe's word types that the text still lacks, and names some."""
     from minilm.data import entailment_dataset
     s = settings_of(electra_ablation.CONFIG.quick())
     rng = np.random.default_rng([0, 77])                     # the probe's pairs for seed 0
-    first = entailment_dataset(s["probe_train"], rng=rng)[0]
-    words = first.premise.lower().rstrip(" .").split()        # "the driver waits"
+    words = entailment_dataset(s["probe_train"], rng=rng)[0].premise.lower().rstrip(" .").split()
+    unseen, types, share = electra_common.unseen_probe_words([[" ".join(words) + " .", "zzz qqq ."]], s)
+    assert not set(words) & set(unseen) and len(unseen) == types - len(set(words)) and 0 < share < 1
     corpus = tmp_path / "text.txt"
     corpus.write_text(" ".join(words) + " .\n\nzzz qqq .\n", encoding="utf-8")
-    unseen, types, share = electra_common.unseen_probe_words(str(corpus), s)
-    assert not set(words) & set(unseen) and len(unseen) == types - len(set(words))
-    assert 0 < share < 1
-    note = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, corpus=str(corpus)))).notes[-1]
-    assert f"{len(unseen)} of the entailment probe's {types} word types" in note
-    assert not any("no probe sentences" in n for n in electra_ablation.plan(electra_ablation.CONFIG.quick()).notes)
+    bare = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, corpus=str(corpus), task_text=0)))
+    assert f"{len(unseen)} of the entailment probe's {types} word types" in bare.notes[-1]
+    assert "with no sentences of the tasks" in bare.notes[-1]
+    mixed = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, task_text=800)))
+    assert "every one of the entailment probe's" in mixed.notes[-1]   # 800 task sentences: every word occurs
+    default = electra_ablation.plan(electra_ablation.CONFIG()).notes   # none, as recorded, and the caveat says why
+    assert "with no sentences of the tasks" in default[-2] and default[-1] == electra_ablation.TASK_TEXT_NOTE

@@ -85,10 +85,11 @@ def tiny():
 
 def test_probing_inside_the_run_leaves_the_run_unchanged(tiny):
     seed = 3
-    plain, metrics = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed)
+    plain, metrics = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed, task_text=tiny["task_text"])
     traj = exp.trajectory("ELECTRA", seed, tiny)
     assert list(traj) == ["0", "2", "4"]
-    again, _ = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed, steps=0)
+    again, _ = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed, steps=0,
+                               task_text=tiny["task_text"])
     encode, _ = common.encoder_of(plain.model, "discriminator")
     assert traj["4"]["probe"] == common.entailment_probe(encode, plain.tokenizer, seed, tiny)
     assert traj["4"]["mlm_accuracy"] == metrics["mlm_accuracy"]
