@@ -71,7 +71,7 @@ def block_for(name: str) -> str:
     if real.exists():
         command, table, agreement = _page(real)
         verdict = agreement[0].split(" (")[0] if agreement else ""
-        block += [f"On real English text (`--corpus real`: the Jargon File 4.4.7, "
+        block += ["On real English text (`--corpus real`: the Jargon File 4.4.7, "
                   "[minilm/data/real/](minilm/data/real/README.md)), the same experiment:", "",
                   command, ""] + table + [""]
         if verdict:

@@ -3,7 +3,6 @@ family's own layout, and the frozen-feature probes on the sentiment and entailme
 protocol is in minilm/experiments/bakeoff.py's docstring). Letters: N examples, T tokens, H width."""
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from autograd import no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
-from minilm.experiments.electra_common import sentence_features
+from minilm.experiments.electra_common import sentence_features, unseen_words
 
 RANDOM, GPT, BERT, ROBERTA, ELECTRA, XLNET, T5, BART, DEBERTA, STUDENT = (
     "random BERT (no pre-training)", "GPT", "BERT", "RoBERTa", "ELECTRA", "XLNet", "T5 encoder", "BART encoder",
@@ -39,7 +38,7 @@ def encoder(condition: str, model):
         return content_stream
     if condition == DEBERTA:
         return lambda ids, mask: model(ids, mask)["hidden_states"][-1]
-    raise ConfigError(f"{NAME}: no encoder for {condition!r}")
+    raise ConfigError(f"bakeoff: no encoder for {condition!r}")
 
 
 def pair_ids(condition: str, tokenizer, a: str, b: Optional[str], max_len: int) -> list[int]:
@@ -87,13 +86,10 @@ def missing_probe_words(documents, settings: dict, seed: int) -> dict:
     """``{task: share of the probe's word types that never occur in the pre-training documents}``:
     a word no family read in pre-training is only a string of sub-word pieces its encoder never
     trained on (without ``task_text``, 33 of the sentiment task's 39 types, "not" among them)."""
-    def words(text):
-        return set(re.findall(r"[a-z']+", (text or "").lower()))
-    seen = set().union(*(words(sentence) for doc in documents for sentence in doc))
     out = {}
     for task, (x_train, _, x_test, _) in probe_tasks(seed, settings).items():
-        types = set().union(*(words(a) | words(b) for a, b in list(x_train) + list(x_test)))
-        out[task] = len(types - seen) / len(types)
+        unseen, types, _ = unseen_words(documents, [text for pair in list(x_train) + list(x_test) for text in pair])
+        out[task] = len(unseen) / types
     return out
 
 

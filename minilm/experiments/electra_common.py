@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 
@@ -73,9 +74,10 @@ def pretrain(recipe_cfg: ElectraRecipeConfig, seed: int, *, steps: int | None = 
     cfg = override(recipe_cfg, seed=seed, **overrides)
     with tempfile.TemporaryDirectory(prefix="minilm-electra-") as out:
         if task_text:
-            from minilm.experiments.gpt_vs_bert import write_corpus
-            cfg = override(cfg, corpus=write_corpus(pretraining_documents(cfg, seed, task_text),
-                                                    os.path.join(out, "corpus.txt")))
+            from minilm.data import write_corpus
+            path = os.path.join(out, "corpus.txt")
+            write_corpus(pretraining_documents(cfg, seed, task_text), path)
+            cfg = override(cfg, corpus=path)
         recipe = electra.ElectraRecipe(cfg)
         schedule = run_schedule(cfg, seed, steps)
         if schedule.steps == 0:
@@ -133,18 +135,26 @@ def entailment_probe(encode, tokenizer, seed: int, settings: dict, features=None
     return probe_accuracy(features(*train[:2]), train[2], features(*test[:2]), test[2])
 
 
+def unseen_words(documents, texts) -> tuple[list[str], int, float]:
+    """The word types of ``texts`` that never occur in ``documents`` (lists of sentences), sorted; how
+    many types ``texts`` have; and the share of their word tokens that are unseen. Words are runs of
+    a-z and apostrophes, lower-cased; ``None`` texts are skipped."""
+    def words(text):
+        return re.findall(r"[a-z']+", (text or "").lower())
+    seen = {w for doc in documents for line in doc for w in words(line)}
+    tokens = [w for text in texts for w in words(text)]
+    unseen = sorted(set(tokens) - seen)
+    missing = set(unseen)
+    return unseen, len(set(tokens)), sum(w in missing for w in tokens) / max(len(tokens), 1)
+
+
 def unseen_probe_words(documents, settings: dict, seed: int = 0) -> tuple[list[str], int, float]:
-    """The entailment probe's word types (``seed``'s training and test pairs) that never occur in
-    ``documents`` (lists of sentences), how many types the probe has, and the share of the probe's
-    word tokens that are unseen: words the encoder meets only as untrained sub-word pieces."""
-    import re
+    """:func:`unseen_words` of the entailment probe's pairs (``seed``'s training and test pairs):
+    the words the encoder meets only as untrained sub-word pieces."""
     from minilm.data import entailment_dataset
-    seen = {w for doc in documents for line in doc for w in re.findall(r"[a-z']+", line.lower())}
     rng = np.random.default_rng([seed, 77])   # the probe's pairs (entailment_probe)
     pairs = entailment_dataset(settings["probe_train"], rng=rng) + entailment_dataset(settings["probe_test"], rng=rng)
-    tokens = [w for e in pairs for text in (e.premise, e.hypothesis) for w in re.findall(r"[a-z']+", text.lower())]
-    unseen = sorted(set(tokens) - seen)
-    return unseen, len(set(tokens)), sum(w in set(unseen) for w in tokens) / max(len(tokens), 1)
+    return unseen_words(documents, [text for e in pairs for text in (e.premise, e.hypothesis)])
 
 
 def text_note(cfg: ElectraExperimentConfig) -> str:
