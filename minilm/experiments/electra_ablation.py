@@ -62,16 +62,6 @@ CLAIMS = [
           above=("Replace MLM", "ELECTRA 15%"), below=("BERT (MLM)",)),
 ]
 
-# Measured with `minilm experiment electra-ablation --task-text 800 --jobs 2` (seeds 0-2, 6.0 CPU-min) and, for seed 0,
-# with the recipe reading the same synthetic documents from a file without task sentences (ELECTRA 77.1, BERT 46.5:
-# the file is not what moves the rows).
-TASK_TEXT_NOTE = (
-    "Caveat, measured: ELECTRA's lead here depends on the probe's words being new to the encoders. With 800 "
-    "unlabelled task sentences mixed into the pre-training text (--task-text 800), so that 'not', 'does' and "
-    "the hypernyms occur there, the order turns: BERT (MLM) 59.8 ± 4.9, ELECTRA 15% 56.1 ± 4.8, Replace MLM "
-    "53.3 ± 2.1, All-tokens MLM 51.3 ± 5.2, ELECTRA 48.7 ± 7.2, untrained 51.5 ± 3.6. Which of the "
-    "discriminator's features the unseen words made useful is not yet measured; generator-size and "
-    "electra-efficiency read the same probe.")
 CONFIG = common.ElectraExperimentConfig   # the recipe's config (its generator's size too) and the probe's data
 OPTIONS = ("corpus", "task_text", "steps", "lr", "probe_train")
 
@@ -93,7 +83,7 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                "replaced-token detector (ELECTRA, ELECTRA 15%). It is measured over every held-out token; "
                "ELECTRA 15% is trained on the masked 15% only, so its output elsewhere is untrained and "
                "its AUC stays near 0.5; the next column compares the two on the masked positions."]
-        + [common.text_note(cfg)] + ([TASK_TEXT_NOTE] if not s["task_text"] and not s["corpus"] else []),
+        + [common.text_note(cfg)] + common.caveats(s),
         claims=CLAIMS)
 
 

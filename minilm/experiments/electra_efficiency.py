@@ -188,7 +188,8 @@ def plan(cfg: ElectraEfficiencyConfig) -> Plan:
                f"through; one step costs {per_step['ELECTRA'] / 1e9:.2f} GFLOPs for ELECTRA (generator + "
                f"discriminator), {per_step['BERT (MLM)'] / 1e9:.2f} for BERT.",
                f"Entailment: 3 classes (chance 33.3%); a linear probe on the frozen encoder, {s['probe_train']} "
-               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder.", common.text_note(cfg)],
+               f"training pairs, {s['probe_test']} test pairs; step 0 is the untrained encoder.", common.text_note(cfg)]
+        + common.caveats(s),
         claims=claims(steps))
 
 

@@ -55,7 +55,8 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
                "discriminator's size.",
                f"Generator widths: {widths} "
                f"units (at least 8). Entailment: 3 classes (chance 33.3%); a linear probe on the frozen discriminator, "
-               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs.", common.text_note(cfg)],
+               f"{s['probe_train']} training pairs, {s['probe_test']} test pairs.", common.text_note(cfg)]
+        + common.caveats(s),
         claims=CLAIMS)
 
 

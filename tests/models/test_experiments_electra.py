@@ -8,7 +8,7 @@ import pytest
 
 from autograd import Tensor
 from autograd.errors import ConfigError
-from minilm.experiments import EXPERIMENTS, config_of, electra_ablation, electra_common, generator_size, settings_of
+from minilm.experiments import EXPERIMENTS, config_of, electra_ablation, electra_common, electra_efficiency, generator_size, settings_of
 from minilm.models.electra import ElectraConfig
 from minilm.recipes.config import override
 from tests.models.experiment_quick import quick_run
@@ -208,5 +208,7 @@ def test_the_page_says_which_probe_words_the_pre_training_text_lacks(tmp_path):
     assert "with no sentences of the tasks" in bare.notes[-1]
     mixed = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, task_text=800)))
     assert "every one of the entailment probe's" in mixed.notes[-1]   # 800 task sentences: every word occurs
-    default = electra_ablation.plan(electra_ablation.CONFIG()).notes   # none, as recorded, and the caveat says why
-    assert "with no sentences of the tasks" in default[-2] and default[-1] == electra_ablation.TASK_TEXT_NOTE
+    for experiment in (electra_ablation, generator_size, electra_efficiency):   # none, as recorded: the caveat says
+        default = experiment.plan(experiment.CONFIG()).notes                    # what that does to the ELECTRA rows
+        assert "with no sentences of the tasks" in default[-2] and default[-1] == electra_common.DISCRIMINATOR_CAVEAT
+    assert electra_common.DISCRIMINATOR_CAVEAT not in mixed.notes + bare.notes
