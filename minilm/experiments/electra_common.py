@@ -171,16 +171,17 @@ def text_note(cfg: ElectraExperimentConfig) -> str:
             "it never trained on.")
 
 
-# Measured on the recorded settings (300 steps, seeds 0-2, no task text unless said), with the scripts of the
-# closing note of 2026-12-04: the held-out losses of the recipe's evaluation; a probe on the replaced-token logits
-# pooled per segment; probes of models whose embeddings or blocks were put back to their initial values; and
-# `minilm experiment electra-efficiency --task-text 800 --steps 1800` (14.1 CPU-min).
+# Measured on the recorded settings (300 steps, seeds 0-2, no task text unless said) with
+# `python tools/electra_discriminator.py` (its --task-text, --steps, --lr and --temperature for the other rows), and
+# `minilm experiment electra-efficiency --task-text 800 --steps 1800` (14.1 CPU-min); the fine-tuned pair with
+# minilm.downstream.finetune.EncoderClassifier, 200 steps at lr 3e-4, 1e-3 and 3e-3.
 DISCRIMINATOR_CAVEAT = (
     "Caveat, measured: at this scale the discriminator does not learn to detect the generator's samples, so "
     "the ELECTRA rows do not show the paper's mechanism. Its held-out replaced-token loss stays at the base "
-    "rate's entropy (0.375-0.380 nats against 0.38 for always answering the 12.7% replaced share; still 0.345 "
-    "against 0.350 after 1,200 steps, or with lr 5e-4); fed uniformly random replacements instead (temperature "
-    "100) the same code reaches AUC 0.885 in 300 steps, so it is the generator's plausible samples that a "
+    "rate's entropy (0.375-0.380 nats against 0.385-0.387 for always answering the replaced share, about "
+    "13%; still 0.345 against 0.350 after 1,200 steps, and no better with lr 5e-4); fed uniformly random "
+    "replacements instead (temperature 100) the same code reaches AUC 0.885 in 300 steps, so it is the "
+    "generator's plausible samples that a "
     "2-layer, 64-wide network cannot yet tell apart. Its probe lead comes from the probe's words that the "
     "pre-training text lacks: a probe on the replaced-token logits alone scores 38-43%, and with 800 unlabelled "
     "task sentences in the pre-training text (--task-text 800) ELECTRA's encoder probes 48.7 ± 7.2 against "

@@ -8,7 +8,8 @@ import pytest
 
 from autograd import Tensor
 from autograd.errors import ConfigError
-from minilm.experiments import EXPERIMENTS, config_of, electra_ablation, electra_common, electra_efficiency, generator_size, settings_of
+from minilm.experiments import (EXPERIMENTS, config_of, electra_ablation, electra_common, electra_efficiency,
+                                generator_size, settings_of)
 from minilm.models.electra import ElectraConfig
 from minilm.recipes.config import override
 from tests.models.experiment_quick import quick_run
@@ -212,3 +213,27 @@ def test_the_page_says_which_probe_words_the_pre_training_text_lacks(tmp_path):
         default = experiment.plan(experiment.CONFIG()).notes                    # what that does to the ELECTRA rows
         assert "with no sentences of the tasks" in default[-2] and default[-1] == electra_common.DISCRIMINATOR_CAVEAT
     assert electra_common.DISCRIMINATOR_CAVEAT not in mixed.notes + bare.notes
+
+
+def test_discriminator_tool_measures_the_detector_against_its_base_rate(capsys):
+    """tools/electra_discriminator.py: H(r) is the loss of always answering the replaced share; the
+    logit features pool the detector's output per segment; one --quick seed prints one row."""
+    from tests.models.hf_fixture_tool import import_tool
+    tool = import_tool("electra_discriminator")
+    assert tool.base_rate_entropy(0.5) == pytest.approx(math.log(2)) and tool.base_rate_entropy(0.0) == 0.0
+    assert tool.base_rate_entropy(0.127) == pytest.approx(0.3806, abs=1e-4)
+    ids = np.array([[2, 7, 8, 3, 9, 3, 0]])                  # [CLS] a b [SEP] c [SEP] pad, sep_id 3
+    assert tool.segments_of(ids, 3).tolist() == [[0, 0, 0, 0, 1, 1, 1]]
+
+    class Detector:                                           # logits = the ids, so the pooling is visible
+        def discriminator(self, ids, mask):
+            return Tensor(ids.astype(np.float64) - 5.0)
+    mask = (ids > 0).astype(np.int64)
+    f = tool.logit_features(Detector(), ids, mask, tool.segments_of(ids, 3))
+    assert f.tolist() == [[(-3 + 2 + 3 - 2) / 4, 3.0, 2, (4 - 2) / 2, 4.0, 1]]   # the pad's logit (-5) never counts
+    assert tool.main(["--quick", "--seeds", "0"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert rows[0].split()[:3] == ["seed", "L_disc", "H(base)"] and len(rows) == 2
+    seed, loss, base, auc, probe, logit_probe = (float(x) for x in rows[1].split())
+    assert seed == 0 and 0 < loss < 1 and 0.2 < base < 0.5 and 0 <= auc <= 1
+    assert 0 < probe <= 100 and 0 < logit_probe <= 100

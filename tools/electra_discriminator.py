@@ -1,0 +1,104 @@
+"""Has ELECTRA's discriminator learned replaced-token detection? The measurements behind the caveat
+on the ELECTRA experiments' pages (``electra_common.DISCRIMINATOR_CAVEAT``).
+
+For each seed it pre-trains the electra-ablation's ELECTRA row (the recipe's settings, with the
+options given here) and prints, on the recipe's held-out blocks:
+
+* ``L_disc``: the discriminator's held-out loss (nats per token), beside ``H(base)``, the loss of a
+  detector that has learned nothing but the replaced share r: H(r) = −r·ln r − (1 − r)·ln(1 − r).
+  L_disc ≈ H(base) means the discriminator tells replaced tokens from originals no better than a
+  coin weighted by r;
+* ``AUC``: the replaced-token AUC over every real token (0.5 = no skill);
+* ``probe``: the entailment probe of the experiment on [h_CLS ; mean h] of the discriminator;
+* ``logit probe``: the same probe on six numbers per pair, the replaced-token logits pooled per
+  segment (mean, max and the count above 0 over the premise, then over the hypothesis): how much of
+  the probe's score the detector's own output could explain.
+
+``--temperature 100`` makes the generator's samples nearly uniform: a control that the code can
+learn the task when the replacements are easy to spot.
+
+    python tools/electra_discriminator.py                          # seeds 0-2, the recorded settings
+    python tools/electra_discriminator.py --task-text 800 --steps 1200 --seeds 0
+    python tools/electra_discriminator.py --temperature 100 --seeds 0
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def base_rate_entropy(r: float) -> float:
+    """H(r) in nats: the cross-entropy of always answering P(replaced) = r when a share r is replaced."""
+    return 0.0 if r <= 0 or r >= 1 else -(r * math.log(r) + (1 - r) * math.log(1 - r))
+
+
+def logit_features(model, ids: np.ndarray, mask: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """(N, 6): per segment (premise 0, hypothesis 1), the mean and max replaced-token logit over its
+    real tokens and how many of them the detector calls replaced (logit > 0)."""
+    from autograd import no_grad
+    with no_grad():
+        z = np.asarray(model.discriminator(ids, mask).data, dtype=np.float64)       # (N, T)
+    out = []
+    for seg in (0, 1):
+        k = (mask > 0) & (segments == seg)                                           # (N, T)
+        n = np.maximum(k.sum(1), 1)
+        out += [np.where(k, z, 0).sum(1) / n, np.where(k, z, -np.inf).max(1), (k & (z > 0)).sum(1)]
+    return np.stack(out, 1)
+
+
+def segments_of(ids: np.ndarray, sep_id: int) -> np.ndarray:
+    """(N, T): 0 up to and including the first [SEP], 1 after it (the hypothesis and its [SEP])."""
+    return (np.cumsum(ids == sep_id, axis=1) - (ids == sep_id) > 0).astype(np.int64)
+
+
+def measure(seed: int, settings: dict, overrides: dict) -> dict:
+    from minilm.downstream.probe import probe_accuracy
+    from minilm.experiments import config_of, electra_ablation
+    from minilm.experiments import electra_common as common
+    recipe_cfg = config_of(electra_ablation.CONFIG, settings).recipe
+    recipe, metrics = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], objective="electra",
+                                      **overrides)
+    model, tok = recipe.model, recipe.tokenizer
+    model.eval()
+    rng = np.random.default_rng([seed, 77])                       # the probe's pairs (entailment_probe)
+    train = common.entailment_pairs(tok, settings["probe_train"], rng)
+    test = common.entailment_pairs(tok, settings["probe_test"], rng)
+    feats = [logit_features(model, ids, mask, segments_of(ids, tok.sep_id)) for ids, mask, *_ in (train, test)]
+    return {"L_disc": metrics["disc_loss"], "H(base)": base_rate_entropy(metrics["replaced_rate"]),
+            "AUC": metrics["disc_auc"],
+            "probe": 100 * common.entailment_probe(model.encode, tok, seed, settings),
+            "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2])}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    ap.add_argument("--task-text", type=int, default=0, help="unlabelled task sentences in the pre-training text")
+    ap.add_argument("--steps", type=int, help="pre-training steps (default: the experiment's, 300)")
+    ap.add_argument("--lr", type=float, help="peak learning rate (default: the experiment's, 2e-3)")
+    ap.add_argument("--temperature", type=float, help="the generator's sampling temperature (default 1)")
+    ap.add_argument("--quick", action="store_true", help="the experiment's --quick sizes (a smoke test)")
+    args = ap.parse_args(argv)
+    from minilm.experiments import electra_ablation, settings_of
+    cfg = electra_ablation.CONFIG.quick() if args.quick else electra_ablation.CONFIG()
+    settings = dict(settings_of(cfg), task_text=args.task_text)
+    settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr)) if v is not None})
+    overrides = {} if args.temperature is None else {"temperature": args.temperature}
+    print(f"{'seed':>4}  {'L_disc':>7}  {'H(base)':>7}  {'AUC':>6}  {'probe':>6}  {'logit probe':>11}")
+    for seed in (int(s) for s in args.seeds.split(",")):
+        m = measure(seed, settings, overrides)
+        print(f"{seed:>4}  {m['L_disc']:7.3f}  {m['H(base)']:7.3f}  {m['AUC']:6.3f}  {m['probe']:6.1f}  "
+              f"{m['logit probe']:11.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
