@@ -14,12 +14,18 @@ options given here) and prints, on the recipe's held-out blocks:
   segment (mean, max and the count above 0 over the premise, then over the hypothesis): how much of
   the probe's score the detector's own output could explain.
 
+``--finetune`` adds the paper's readout for ELECTRA and for electra-ablation's BERT (MLM) row (one
+more pre-training per seed): every weight fine-tuned on the probe's pairs at three learning rates,
+the one best on 300 dev pairs kept, scored on the probe's test pairs
+(``electra_common.finetune_entailment``).
+
 ``--temperature 100`` makes the generator's samples nearly uniform: a control that the code can
 learn the task when the replacements are easy to spot.
 
     python tools/electra_discriminator.py                          # seeds 0-2, the recorded settings
     python tools/electra_discriminator.py --task-text 800 --steps 1200 --seeds 0
     python tools/electra_discriminator.py --temperature 100 --seeds 0
+    python tools/electra_discriminator.py --task-text 800 --finetune
 """
 from __future__ import annotations
 
@@ -58,7 +64,7 @@ def segments_of(ids: np.ndarray, sep_id: int) -> np.ndarray:
     return (np.cumsum(ids == sep_id, axis=1) - (ids == sep_id) > 0).astype(np.int64)
 
 
-def measure(seed: int, settings: dict, overrides: dict) -> dict:
+def measure(seed: int, settings: dict, overrides: dict, finetune: bool = False) -> dict:
     from minilm.downstream.probe import probe_accuracy
     from minilm.experiments import config_of, electra_ablation
     from minilm.experiments import electra_common as common
@@ -71,10 +77,16 @@ def measure(seed: int, settings: dict, overrides: dict) -> dict:
     train = common.entailment_pairs(tok, settings["probe_train"], rng)
     test = common.entailment_pairs(tok, settings["probe_test"], rng)
     feats = [logit_features(model, ids, mask, segments_of(ids, tok.sep_id)) for ids, mask, *_ in (train, test)]
-    return {"L_disc": metrics["disc_loss"], "H(base)": base_rate_entropy(metrics["replaced_rate"]),
-            "AUC": metrics["disc_auc"],
-            "probe": 100 * common.entailment_probe(model.encode, tok, seed, settings),
-            "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2])}
+    out = {"L_disc": metrics["disc_loss"], "H(base)": base_rate_entropy(metrics["replaced_rate"]),
+           "AUC": metrics["disc_auc"],
+           "probe": 100 * common.entailment_probe(model.encode, tok, seed, settings),
+           "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2])}
+    if finetune:
+        out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings)[0]
+        bert_overrides, network = electra_ablation.CONDITIONS["BERT (MLM)"]
+        bert, _ = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], **bert_overrides)
+        out["ft BERT"] = 100 * common.finetune_entailment(bert.model, network, bert.tokenizer, seed, settings)[0]
+    return out
 
 
 def main(argv=None) -> int:
@@ -85,6 +97,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, help="pre-training steps (default: the experiment's, 300)")
     ap.add_argument("--lr", type=float, help="peak learning rate (default: the experiment's, 2e-3)")
     ap.add_argument("--temperature", type=float, help="the generator's sampling temperature (default 1)")
+    ap.add_argument("--finetune", action="store_true",
+                    help="also fine-tune ELECTRA and a BERT (MLM) pre-trained alike (the paper's readout)")
     ap.add_argument("--quick", action="store_true", help="the experiment's --quick sizes (a smoke test)")
     args = ap.parse_args(argv)
     from minilm.experiments import electra_ablation, settings_of
@@ -92,11 +106,12 @@ def main(argv=None) -> int:
     settings = dict(settings_of(cfg), task_text=args.task_text)
     settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr)) if v is not None})
     overrides = {} if args.temperature is None else {"temperature": args.temperature}
-    print(f"{'seed':>4}  {'L_disc':>7}  {'H(base)':>7}  {'AUC':>6}  {'probe':>6}  {'logit probe':>11}")
+    columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe"] + (["ft ELECTRA", "ft BERT"] if args.finetune else [])
+    print("seed  " + "  ".join(f"{c:>11}" for c in columns))
     for seed in (int(s) for s in args.seeds.split(",")):
-        m = measure(seed, settings, overrides)
-        print(f"{seed:>4}  {m['L_disc']:7.3f}  {m['H(base)']:7.3f}  {m['AUC']:6.3f}  {m['probe']:6.1f}  "
-              f"{m['logit probe']:11.1f}", flush=True)
+        m = measure(seed, settings, overrides, args.finetune)
+        print(f"{seed:>4}  " + "  ".join(f"{m[c]:11.3f}" if c in ("L_disc", "H(base)", "AUC") else f"{m[c]:11.1f}"
+                                         for c in columns), flush=True)
     return 0
 
 

@@ -237,3 +237,38 @@ def test_discriminator_tool_measures_the_detector_against_its_base_rate(capsys):
     seed, loss, base, auc, probe, logit_probe = (float(x) for x in rows[1].split())
     assert seed == 0 and 0 < loss < 1 and 0.2 < base < 0.5 and 0 <= auc <= 1
     assert 0 < probe <= 100 and 0 < logit_probe <= 100
+
+
+@pytest.mark.parametrize("network", ["discriminator", "generator"])
+def test_finetune_readout_trains_a_copy_and_keeps_the_rate_best_on_dev(network, monkeypatch):
+    """electra_common.finetune_entailment: every weight of a copy trains (the model passed in is left
+    as it was); each rate is scored on the dev pairs, and the test score is the best rate's."""
+    from minilm.downstream import finetune
+    s = dict(settings_of(electra_ablation.CONFIG.quick()), probe_train=24, probe_test=30)
+    recipe, _ = electra_common.pretrain(config_of(electra_ablation.CONFIG, s).recipe, 0, steps=0)
+    before = {k: v.copy() for k, v in recipe.model.state_dict().items()}
+    dev_scores = iter([0.2, 0.9, 0.4] * 2)                 # dev of rate 1, 2, 3; then the kept model's test
+    scored, trained = [], []
+    real_accuracy, real_finetune = finetune.classification_accuracy, finetune.finetune_classifier
+
+    def accuracy(clf, ids, mask, labels, **kw):
+        scored.append((clf, len(labels)))
+        real_accuracy(clf, ids, mask, labels, **kw)
+        return np.array([next(dev_scores)])
+
+    def train(clf, *a, **kw):
+        trained.append({k: v.copy() for k, v in clf.state_dict().items()})
+        return real_finetune(clf, *a, **kw)
+    monkeypatch.setattr(finetune, "classification_accuracy", accuracy)
+    monkeypatch.setattr(finetune, "finetune_classifier", train)
+    acc, lr = electra_common.finetune_entailment(recipe.model, network, recipe.tokenizer, 0, s, steps=3,
+                                                 lrs=(1e-4, 2e-4, 3e-4), dev=20)
+    assert lr == 2e-4 and acc == pytest.approx(0.2)          # the 4th score: the test pairs of rate 2's model
+    assert [n for _, n in scored] == [20, 20, 20, 30] and scored[3][0] is scored[1][0]
+    after = scored[1][0].state_dict()
+    changed = [k for k in after if k.startswith("encoder_model.") and not np.array_equal(after[k], trained[1][k])]
+    layer = "encoder_model.model.{}.encoder.layer.0.attn.q_proj.weight"
+    assert layer.format(network) in changed                                   # the kept network trained ...
+    other = "generator" if network == "discriminator" else "discriminator"
+    assert layer.format(other) not in changed                                 # ... and only that one
+    assert all(np.array_equal(v, before[k]) for k, v in recipe.model.state_dict().items())  # the original did not
