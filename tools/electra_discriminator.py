@@ -73,9 +73,7 @@ def measure(seed: int, settings: dict, overrides: dict, finetune: bool = False) 
                                       **overrides)
     model, tok = recipe.model, recipe.tokenizer
     model.eval()
-    rng = np.random.default_rng([seed, 77])                       # the probe's pairs (entailment_probe)
-    train = common.entailment_pairs(tok, settings["probe_train"], rng)
-    test = common.entailment_pairs(tok, settings["probe_test"], rng)
+    train, test = common.probe_pairs(tok, seed, settings)
     feats = [logit_features(model, ids, mask, segments_of(ids, tok.sep_id)) for ids, mask, *_ in (train, test)]
     out = {"L_disc": metrics["disc_loss"], "H(base)": base_rate_entropy(metrics["replaced_rate"]),
            "AUC": metrics["disc_auc"],
@@ -106,7 +104,8 @@ def main(argv=None) -> int:
     settings = dict(settings_of(cfg), task_text=args.task_text)
     settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr)) if v is not None})
     overrides = {} if args.temperature is None else {"temperature": args.temperature}
-    columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe"] + (["ft ELECTRA", "ft BERT"] if args.finetune else [])
+    columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe"]
+    columns += ["ft ELECTRA", "ft BERT"] if args.finetune else []
     print("seed  " + "  ".join(f"{c:>11}" for c in columns))
     for seed in (int(s) for s in args.seeds.split(",")):
         m = measure(seed, settings, overrides, args.finetune)

@@ -124,14 +124,20 @@ def sentence_features(encode, ids: np.ndarray, mask: np.ndarray, batch_size: int
     return np.concatenate(out)
 
 
+def probe_pairs(tokenizer, seed: int, settings: dict) -> tuple:
+    """The probe's (train, test) :func:`entailment_pairs` of one seed: ``probe_train`` and then
+    ``probe_test`` pairs, the same for every condition and readout of that seed."""
+    rng = np.random.default_rng([seed, 77])
+    train = entailment_pairs(tokenizer, settings["probe_train"], rng)
+    return train, entailment_pairs(tokenizer, settings["probe_test"], rng)
+
+
 def entailment_probe(encode, tokenizer, seed: int, settings: dict, features=None) -> float:
     """Probe accuracy of a frozen ``encode`` on the entailment task (same pairs for every condition
     of one seed, so conditions are compared on the same data). ``features(ids, mask) -> (N, F)``
     replaces :func:`sentence_features` of ``encode`` where a model is read another way."""
     features = features or (lambda ids, mask: sentence_features(encode, ids, mask))
-    rng = np.random.default_rng([seed, 77])
-    train = entailment_pairs(tokenizer, settings["probe_train"], rng)
-    test = entailment_pairs(tokenizer, settings["probe_test"], rng)
+    train, test = probe_pairs(tokenizer, seed, settings)
     return probe_accuracy(features(*train[:2]), train[2], features(*test[:2]), test[2])
 
 
@@ -154,9 +160,7 @@ def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dic
     rate; the rate with the best accuracy on ``dev`` other pairs is kept. Returns (its accuracy on
     the probe's test pairs, that rate). ``model`` itself is left as it was."""
     from minilm.downstream.finetune import EncoderClassifier, classification_accuracy, finetune_classifier
-    rng = np.random.default_rng([seed, 77])                        # the probe's pairs (entailment_probe)
-    train = entailment_pairs(tokenizer, settings["probe_train"], rng)
-    test = entailment_pairs(tokenizer, settings["probe_test"], rng)
+    train, test = probe_pairs(tokenizer, seed, settings)
     held = entailment_pairs(tokenizer, dev, np.random.default_rng([seed, 78]))
     state, runs = model.state_dict(), []
     for lr in lrs:
@@ -216,8 +220,8 @@ DISCRIMINATOR_CAVEAT = (
     "rate's entropy (0.375-0.380 nats against 0.385-0.387 for always answering the replaced share, about "
     "13%; still 0.345 against 0.350 after 1,200 steps, and no better with lr 5e-4); fed uniformly random "
     "replacements instead (temperature 100) the same code reaches AUC 0.885 in 300 steps, so it is the "
-    "generator's plausible samples that a "
-    "2-layer, 64-wide network cannot yet tell apart. Its probe lead comes from the probe's words that the "
+    "generator's plausible samples that a 2-layer, 64-wide network cannot yet tell apart. Its probe lead "
+    "comes from the probe's words that the "
     "pre-training text lacks: a probe on the replaced-token logits alone scores 38-43%, and with 800 unlabelled "
     "task sentences in the pre-training text (--task-text 800) ELECTRA's encoder probes 48.7 ± 7.2 against "
     "BERT (MLM)'s 59.8 ± 4.9 and the untrained 51.5 ± 3.6. Along 1,800 steps with that text, ELECTRA stays at "
