@@ -18,7 +18,7 @@ axis, defaults, ...) are listed in ``docs/engine.md`` ("Differences from PyTorch
 from . import errors, tasks
 from .errors import (CheckpointError, ConfigError, GradcheckError, IndexOutOfRangeError, MiniLMError,
                      ShapeError, TokenizerError, TrainingError)
-from .tensor import Tensor, is_grad_enabled, no_grad, tensor
+from .tensor import Tensor, enable_grad, is_grad_enabled, no_grad, tensor
 from .function import Function
 from .movement import cat, stack, where
 from .gradcheck import gradcheck
@@ -26,7 +26,7 @@ from .kernels import get_backend, set_backend
 from . import nn, optim
 
 __all__ = [
-    "Tensor", "tensor", "no_grad", "is_grad_enabled", "Function", "gradcheck", "set_backend",
+    "Tensor", "tensor", "no_grad", "enable_grad", "is_grad_enabled", "Function", "gradcheck", "set_backend",
     "get_backend", "cat", "stack", "where", "errors", "tasks", "nn", "optim", "MiniLMError", "ShapeError",
     "IndexOutOfRangeError", "GradcheckError", "CheckpointError", "TokenizerError", "ConfigError", "TrainingError",
 ]

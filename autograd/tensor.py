@@ -41,6 +41,18 @@ def no_grad():
         _grad_enabled = previous
 
 
+@contextlib.contextmanager
+def enable_grad():
+    """Inside this block operations record a graph again, even within ``no_grad`` (a readout that
+    fine-tunes a copy of the model while an evaluation runs)."""
+    global _grad_enabled
+    previous, _grad_enabled = _grad_enabled, True
+    try:
+        yield
+    finally:
+        _grad_enabled = previous
+
+
 def is_grad_enabled() -> bool:
     return _grad_enabled
 

@@ -19,13 +19,17 @@ more pre-training per seed): every weight fine-tuned on the probe's pairs at thr
 the one best on 300 dev pairs kept, scored on the probe's test pairs
 (``electra_common.finetune_entailment``).
 
-``--temperature 100`` makes the generator's samples nearly uniform: a control that the code can
-learn the task when the replacements are easy to spot.
+The defaults are the experiment's: 800 task sentences in the pre-training text, the generator
+sampled at temperature 2. ``--temperature 1`` is the paper's sampling, at which the miniature's
+discriminator stays at its base rate (``electra_common.DISCRIMINATOR_CAVEAT``); ``--temperature 100``
+makes the generator's samples nearly uniform: a control that the code can learn the task when the
+replacements are easy to spot.
 
     python tools/electra_discriminator.py                          # seeds 0-2, the recorded settings
-    python tools/electra_discriminator.py --task-text 800 --steps 1200 --seeds 0
+    python tools/electra_discriminator.py --temperature 1 --steps 1200 --seeds 0
+    python tools/electra_discriminator.py --temperature 1 --task-text 0      # the paper's T, no task text
     python tools/electra_discriminator.py --temperature 100 --seeds 0
-    python tools/electra_discriminator.py --task-text 800 --finetune
+    python tools/electra_discriminator.py --finetune
 """
 from __future__ import annotations
 
@@ -64,13 +68,12 @@ def segments_of(ids: np.ndarray, sep_id: int) -> np.ndarray:
     return (np.cumsum(ids == sep_id, axis=1) - (ids == sep_id) > 0).astype(np.int64)
 
 
-def measure(seed: int, settings: dict, overrides: dict, finetune: bool = False) -> dict:
+def measure(seed: int, settings: dict, finetune: bool = False) -> dict:
     from minilm.downstream.probe import probe_accuracy
     from minilm.experiments import config_of, electra_ablation
     from minilm.experiments import electra_common as common
     recipe_cfg = config_of(electra_ablation.CONFIG, settings).recipe
-    recipe, metrics = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], objective="electra",
-                                      **overrides)
+    recipe, metrics = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], objective="electra")
     model, tok = recipe.model, recipe.tokenizer
     model.eval()
     train, test = common.probe_pairs(tok, seed, settings)
@@ -91,24 +94,26 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    ap.add_argument("--task-text", type=int, default=0, help="unlabelled task sentences in the pre-training text")
+    ap.add_argument("--task-text", type=int,
+                    help="unlabelled task sentences in the pre-training text (default: the experiment's, 800)")
     ap.add_argument("--steps", type=int, help="pre-training steps (default: the experiment's, 300)")
     ap.add_argument("--lr", type=float, help="peak learning rate (default: the experiment's, 2e-3)")
-    ap.add_argument("--temperature", type=float, help="the generator's sampling temperature (default 1)")
+    ap.add_argument("--temperature", type=float,
+                    help="the generator's sampling temperature (default: the experiment's, 2; the paper's is 1)")
     ap.add_argument("--finetune", action="store_true",
                     help="also fine-tune ELECTRA and a BERT (MLM) pre-trained alike (the paper's readout)")
     ap.add_argument("--quick", action="store_true", help="the experiment's --quick sizes (a smoke test)")
     args = ap.parse_args(argv)
     from minilm.experiments import electra_ablation, settings_of
     cfg = electra_ablation.CONFIG.quick() if args.quick else electra_ablation.CONFIG()
-    settings = dict(settings_of(cfg), task_text=args.task_text)
-    settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr)) if v is not None})
-    overrides = {} if args.temperature is None else {"temperature": args.temperature}
+    settings = settings_of(cfg)
+    settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr), ("task_text", args.task_text),
+                                       ("temperature", args.temperature)) if v is not None})
     columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe"]
     columns += ["ft ELECTRA", "ft BERT"] if args.finetune else []
     print("seed  " + "  ".join(f"{c:>11}" for c in columns))
     for seed in (int(s) for s in args.seeds.split(",")):
-        m = measure(seed, settings, overrides, args.finetune)
+        m = measure(seed, settings, args.finetune)
         print(f"{seed:>4}  " + "  ".join(f"{m[c]:11.3f}" if c in ("L_disc", "H(base)", "AUC") else f"{m[c]:11.1f}"
                                          for c in columns), flush=True)
     return 0

@@ -75,7 +75,8 @@ class Plan:
     conditions: list[str]               # the table's rows, in order
     metrics: list[Metric]               # its columns; the first (and second, if any) are plotted
     settings: dict                      # settings_of(the config): what run_one reads
-    x: dict | None = None               # a number per condition: the plot becomes a line over x
+    x: dict | None = None               # a number per condition: the plot becomes a line over x (a condition
+                                        # left out, such as an untrained reference, is a dashed level)
     xlabel: str = ""
     notes: list[str] = field(default_factory=list)  # lines printed under the table
     series: dict | None = None          # a line name per condition: one line per name over x (default: one line)

@@ -1,27 +1,30 @@
-"""What the two ELECTRA experiments share: pre-train one model with the ELECTRA recipe, then score
-the network that would be fine-tuned with a frozen-encoder linear probe on the entailment task.
+"""What the ELECTRA experiments share: pre-train one model with the ELECTRA recipe, then read the
+network that would be fine-tuned two ways on the entailment task, the paper's way (fine-tuning)
+and with a frozen-encoder linear probe.
 
-The downstream protocol (the same for ``electra-ablation`` and ``generator-size``):
+The downstream protocol (the same for ``electra-ablation``, ``generator-size`` and
+``electra-efficiency``):
 
 1. **Pre-train** with ``minilm/recipes/electra.py`` (the experiment's ``recipe`` config, with the
    condition's ``objective``, ``generator_hidden_fraction`` or ``disc_weight``), ``minilm.train`` for
-   ``steps`` steps.
-2. **Freeze** the encoder a downstream task would use (the discriminator for ELECTRA and
+   ``steps`` steps, on the recipe's text plus ``task_text`` unlabelled sentences of the tasks (other
+   draws than the labelled pairs, so that every word of the probe occurs in pre-training).
+2. **Take** the encoder a downstream task would use (the discriminator for ELECTRA and
    ELECTRA-15%, the main network for the MLM ablations; for the BERT row the generator, which is a
    plain masked LM) and read every premise/hypothesis pair ``[CLS] premise [SEP] hypothesis [SEP]``
-   of the three-class entailment task (``minilm.data.entailment_dataset``).
-3. **Probe**: a multinomial logistic regression on the sentence vector ``[h_CLS ; mean_t h_t]``
-   (2H features, standardised on the training pairs), fitted by full-batch gradient descent on
-   ``probe_train`` labelled pairs and scored on ``probe_test`` others (``minilm.downstream.probe``).
-   Chance is 1/3.
+   of the three-class entailment task (``minilm.data.entailment_dataset``). Chance is 1/3.
+3. **Fine-tune** (the paper's readout: its GLUE scores are of fine-tuned models): a copy of the model
+   with a new linear layer on h[CLS], every weight trained for ``finetune_steps`` steps on
+   ``probe_train`` labelled pairs, at three learning rates; the one best on 300 dev pairs is scored
+   on ``probe_test`` others (:func:`finetune_entailment`). The claims are read on it.
+4. **Probe**: a multinomial logistic regression on the frozen sentence vector
+   ``[h_CLS ; mean_t h_t]`` (2H features, standardised on the training pairs), fitted by full-batch
+   gradient descent on the same pairs (``minilm.downstream.probe``): what pre-training put into the
+   features with no further training, deterministic and cheap.
 
-Why a probe and not fine-tuning: on this corpus the sentiment task saturates (a random encoder
-fine-tuned on 2,000 sentences gets 100%, and its words are not in the pre-training corpus), and
-fine-tuning on a few entailment pairs teaches every encoder, the random one included, which
-narrows the differences (in a first check: +15 points for a pre-trained ELECTRA over a random
-encoder after 100 fine-tuning steps, +35 with the probe). A frozen encoder can only offer what
-pre-training put into it, which is the question of both tables; the probe is also deterministic
-and takes seconds.
+Fine-tuning also teaches the untrained encoder (the "no pre-training" row shows how much), so the
+two readouts can disagree: the probe asks what the features hold, fine-tuning what they are a good
+start for, which is the paper's question.
 
 Letters: N examples, T tokens, H hidden size, K classes.
 """
@@ -31,11 +34,11 @@ import math
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from autograd import nn, no_grad
+from autograd import enable_grad, nn, no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
 from minilm.experiments import recipe_field, run_schedule
@@ -46,19 +49,21 @@ from minilm.recipes.config import override
 @dataclass(frozen=True)
 class ElectraExperimentConfig:
     """The settings of the ELECTRA experiments: the recipe's config (``minilm train electra``: its
-    sizes, model and schedule) with a shorter run, and the probe's data. ``quick()``: toy sizes."""
+    sizes, model and schedule) with a shorter run and a generator sampled at temperature 2
+    (:data:`TEMPERATURE_NOTE` says why), the probe's data and the fine-tuned readout's length.
+    ``quick()``: toy sizes."""
     probe_train: int = 256                       # labelled entailment pairs the probe is fitted on
     probe_test: int = 1000                       # held-out pairs the probe is scored on
-    task_text: int = 0                           # unlabelled task sentences mixed into the pre-training text
-                                                 # (other draws than the probe's), so that its words occur
-                                                 # there (the recorded runs: none; the electra-ablation page
-                                                 # says what 800 changes)
-    recipe: ElectraRecipeConfig = recipe_field(ElectraRecipeConfig(), steps=300, warmup=30)  # minilm train electra's
+    task_text: int = 800                         # unlabelled task sentences mixed into the pre-training text
+                                                 # (other draws than the probe's), so that its words occur there
+    finetune_steps: int = 200                    # steps of the fine-tuned readout per learning rate (0: none)
+    recipe: ElectraRecipeConfig = recipe_field(ElectraRecipeConfig(), steps=300, warmup=30,
+                                               temperature=2.0)  # minilm train electra's
 
     @classmethod
     def quick(cls):
         return override(cls(), steps=60, warmup=6, docs=40, n_layer=1, n_head=2, n_embd=32, batch_size=8,
-                        vocab_size=200, probe_train=64, probe_test=150)
+                        vocab_size=200, probe_train=64, probe_test=150, task_text=100, finetune_steps=20)
 
 
 def pretrain(recipe_cfg: ElectraRecipeConfig, seed: int, *, steps: int | None = None, task_text: int = 0,
@@ -153,8 +158,11 @@ class _Network(nn.Module):
         return encoder_of(self.model, self.network)[0](input_ids, attention_mask)
 
 
+FINETUNE_LRS = (3e-4, 1e-3, 3e-3)   # the fine-tuned readout's learning rates; 1e-2 diverges on some seeds
+
+
 def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dict, *, steps: int = 200,
-                        lrs=(3e-4, 1e-3, 3e-3), dev: int = 300) -> tuple[float, float]:
+                        lrs=FINETUNE_LRS, dev: int = 300) -> tuple[float, float]:
     """The paper's readout: a copy of ``model`` with a new linear layer on h[CLS] of ``network``, every
     weight fine-tuned for ``steps`` steps (batch 32) on the probe's training pairs, once per learning
     rate; the rate with the best accuracy on ``dev`` other pairs is kept. Returns (its accuracy on
@@ -163,13 +171,14 @@ def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dic
     train, test = probe_pairs(tokenizer, seed, settings)
     held = entailment_pairs(tokenizer, dev, np.random.default_rng([seed, 78]))
     state, runs = model.state_dict(), []
-    for lr in lrs:
-        copy = type(model)(model.config, rng=np.random.default_rng(0))
-        copy.load_state_dict(state)
-        clf = EncoderClassifier(_Network(copy, network), encoder_of(copy, network)[1], 3,
-                                rng=np.random.default_rng([seed, 4]))
-        finetune_classifier(clf, *train[:3], steps=steps, batch_size=32, lr=lr, seed=[seed, 5])
-        runs.append((classification_accuracy(clf, *held[:3]).mean(), lr, clf))
+    with enable_grad():                                             # also when called from an evaluation
+        for lr in lrs:
+            copy = type(model)(model.config, rng=np.random.default_rng(0))
+            copy.load_state_dict(state)
+            clf = EncoderClassifier(_Network(copy, network), encoder_of(copy, network)[1], 3,
+                                    rng=np.random.default_rng([seed, 4]))
+            finetune_classifier(clf, *train[:3], steps=steps, batch_size=32, lr=lr, seed=[seed, 5])
+            runs.append((classification_accuracy(clf, *held[:3]).mean(), lr, clf))
     _, lr, clf = max(runs, key=lambda r: r[0])                      # the first rate wins a tie
     return float(classification_accuracy(clf, *test[:3]).mean()), lr
 
@@ -210,30 +219,67 @@ def text_note(cfg: ElectraExperimentConfig) -> str:
             "it never trained on.")
 
 
-# Measured on the recorded settings (300 steps, seeds 0-2, no task text unless said) with
-# `python tools/electra_discriminator.py` (its --task-text, --steps, --lr and --temperature for the other rows), and
-# `minilm experiment electra-efficiency --task-text 800 --steps 1800` (14.1 CPU-min); the fine-tuned rows with
-# `--finetune` of the same tool.
+def readouts(model, network: str, tokenizer, seed: int, settings: dict) -> dict:
+    """The downstream scores of one network of a pre-trained model: ``probe`` (a linear probe on the
+    frozen encoder, :func:`entailment_probe`) and, unless ``finetune_steps`` is 0, ``finetuned`` (the
+    paper's readout, :func:`finetune_entailment` for that many steps per learning rate)."""
+    out = {"probe": entailment_probe(encoder_of(model, network)[0], tokenizer, seed, settings)}
+    if settings["finetune_steps"]:
+        out["finetuned"] = finetune_entailment(model, network, tokenizer, seed, settings,
+                                               steps=settings["finetune_steps"])[0]
+    return out
+
+
+# Measured with `python tools/electra_discriminator.py` (seeds 0-2, electra-ablation's ELECTRA row; its --temperature,
+# --task-text, --steps, --lr and --finetune for the rows named), and `minilm experiment electra-efficiency
+# --temperature 1 --task-text 800 --steps 1800` (14.1 CPU-min).
 DISCRIMINATOR_CAVEAT = (
-    "Caveat, measured: at this scale the discriminator does not learn to detect the generator's samples, so "
-    "the ELECTRA rows do not show the paper's mechanism. Its held-out replaced-token loss stays at the base "
-    "rate's entropy (0.375-0.380 nats against 0.385-0.387 for always answering the replaced share, about "
-    "13%; still 0.345 against 0.350 after 1,200 steps, and no better with lr 5e-4); fed uniformly random "
-    "replacements instead (temperature 100) the same code reaches AUC 0.885 in 300 steps, so it is the "
-    "generator's plausible samples that a 2-layer, 64-wide network cannot yet tell apart. Its probe lead "
-    "comes from the probe's words that the "
-    "pre-training text lacks: a probe on the replaced-token logits alone scores 38-43%, and with 800 unlabelled "
-    "task sentences in the pre-training text (--task-text 800) ELECTRA's encoder probes 48.7 ± 7.2 against "
-    "BERT (MLM)'s 59.8 ± 4.9 and the untrained 51.5 ± 3.6. Along 1,800 steps with that text, ELECTRA stays at "
-    "52-58% while BERT climbs to 68.1 ± 0.8. The paper's readout says the same: fine-tuned on the same 256 pairs "
-    "(every weight, 200 steps, the best of three learning rates on 300 dev pairs), BERT (MLM) reaches "
-    "87.2 ± 4.6% and ELECTRA 66.5 ± 7.4% with the task text, and even without it BERT wins on one seed of three "
-    "(ELECTRA 83.3 ± 3.1, BERT 76.5 ± 11.0).")
+    "Caveat, measured: at the paper's temperature 1 and this scale the discriminator does not learn to detect the "
+    "generator's samples, so the ELECTRA rows do not show the paper's mechanism. Its held-out replaced-token loss "
+    "stays at the base rate's entropy (with no task text: 0.375-0.380 nats against 0.385-0.387 for always answering "
+    "the replaced share, about 13%; with 800 task sentences, 0.345 against 0.351 after 1,200 steps, and no better "
+    "with lr 5e-4), and its AUC at 0.55-0.57; fed uniformly random replacements instead (temperature 100) the same "
+    "code reaches AUC 0.885 in 300 steps. Without task text, ELECTRA's probe lead comes from the probe's words that "
+    "the pre-training text lacks (a probe on the replaced-token logits alone scores 38-43%); with 800 task "
+    "sentences, ELECTRA's encoder probes 48.7 ± 7.2 against BERT (MLM)'s 59.8 ± 4.9 and the untrained 51.5 ± 3.6, "
+    "and along 1,800 steps it stays at 52-58% while BERT climbs to 68.1 ± 0.8. Fine-tuned (the best of three "
+    "learning rates on 300 dev pairs), BERT (MLM) reaches 87.2 ± 4.6% and ELECTRA 66.5 ± 7.4% with the task text.")
+
+TEMPERATURE_NOTE = (
+    "The generator's samples are drawn at temperature {temperature:g}; the paper's are drawn at 1. A miniature's "
+    "choice, measured: at temperature 1 a 2-layer, 64-wide discriminator never learns to tell the generator's "
+    "plausible samples from the originals (held-out loss at the base rate's entropy, AUC 0.55-0.57, at 300 and at "
+    "1,200 steps, with or without task text), so its rows would show no replaced-token detection at all. At 2 "
+    "the samples are less often plausible and the detector learns (AUC 0.74-0.80 at 300-1,200 steps, seeds 0-2). "
+    "That is the paper's own argument for a small generator (Figure 3: too strong a generator makes the task too "
+    "hard for the discriminator), applied to a discriminator a quarter as wide as ELECTRA-Small's (64 against 256) with 2 layers of its 12.")
+
+
+def readout_note(settings: dict) -> str:
+    """The page's line on how the entailment task reads the encoders."""
+    head = (f"Entailment: 3 classes (chance 33.3%), {settings['probe_train']} labelled training pairs and "
+            f"{settings['probe_test']} test pairs, read ")
+    probe = "a linear probe on the frozen encoder's [h_CLS ; mean h]"
+    if not settings["finetune_steps"]:
+        return head + f"by {probe} (no fine-tuning in this run: the claims are read on the probe)."
+    rates = ", ".join(f"{lr:g}" for lr in FINETUNE_LRS)
+    return head + (f"two ways: fine-tuned (every weight, {settings['finetune_steps']} steps of batch 32 at each "
+                   f"learning rate of {rates}, the one best on 300 dev pairs kept: the paper's readout, and the "
+                   f"claims are read on it) and {probe}.")
+
+
+def claims_on_readout(claims: list, settings: dict) -> list:
+    """The claims, read on the fine-tuned accuracy (the paper's readout), or on the probe when the run
+    has no fine-tuning (``finetune_steps`` 0)."""
+    return claims if settings["finetune_steps"] else [replace(c, metric="probe") for c in claims]
 
 
 def caveats(settings: dict) -> list[str]:
-    """The page's caveat for the recorded kind of run: the synthetic text with no task sentences."""
-    return [DISCRIMINATOR_CAVEAT] if not settings["task_text"] and not settings["corpus"] else []
+    """The page's notes on the generator's temperature: why it is not the paper's 1, or (at 1) what
+    that does to the discriminator."""
+    if settings["temperature"] == 1:
+        return [DISCRIMINATOR_CAVEAT]
+    return [TEMPERATURE_NOTE.format(temperature=settings["temperature"])]
 
 
 def bag_of_words_accuracy(seed: int, settings: dict) -> float:

@@ -78,22 +78,27 @@ def figure(name: str, plan, values: dict, path) -> Path:
         means = np.array([m for m, _ in stats])
         sds = np.array([s for _, s in stats])
         if plan.x:
-            xs = np.array([plan.x[c] for c in plan.conditions], dtype=float)
+            xs = np.array([plan.x.get(c, np.nan) for c in plan.conditions], dtype=float)
             lines = {}  # line name -> indices of its conditions, in the plan's order
             for i, c in enumerate(plan.conditions):
+                if c not in plan.x:   # a reference row (no x): a dashed level across the plot
+                    if per[i]:
+                        ax.axhline(means[i], color="grey", linestyle="--", label=f"{c}: {means[i]:.3g}")
+                    continue
                 lines.setdefault((plan.series or {}).get(c, "mean ± sd"), []).append(i)
+            xs_known = xs[~np.isnan(xs)]
             for colour, (label, idx) in enumerate(lines.items()):
                 ax.errorbar(xs[idx], means[idx], yerr=sds[idx], marker="o", capsize=4, color=f"C{colour}",
                             label=label)
                 for i in idx:
                     ax.scatter([xs[i]] * len(per[i]), per[i], color=f"C{colour}", alpha=0.35, s=14)
             ax.set_xlabel(plan.xlabel)
-            if np.all(xs > 0) and xs.max() / xs.min() >= 8:
+            if np.all(xs_known > 0) and xs_known.max() / xs_known.min() >= 8:
                 ax.set_xscale("log", base=2)
-            if plan.series:
+            if plan.series or len(xs_known) < len(xs):
                 ax.legend(fontsize=8)
-            else:
-                ax.set_xticks(xs, [f"{x:g}" for x in xs])
+            if not plan.series:
+                ax.set_xticks(xs_known, [f"{x:g}" for x in xs_known])
         else:
             pos = np.arange(len(plan.conditions))
             ax.bar(pos, means, yerr=sds, capsize=4, color=[f"C{i % 10}" for i in pos], alpha=0.75)

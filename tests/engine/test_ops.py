@@ -165,6 +165,18 @@ def test_no_grad_and_detach():
     assert w.requires_grad and not w.is_leaf
 
 
+def test_enable_grad_records_inside_no_grad_and_restores_it():
+    from autograd import enable_grad, is_grad_enabled
+    x = Tensor(np.ones(3), requires_grad=True)
+    with no_grad():
+        with enable_grad():
+            y = (x * 2).sum()
+        assert not is_grad_enabled() and not (x * 2).requires_grad
+    y.backward()
+    np.testing.assert_allclose(x.grad, [2, 2, 2])
+    assert is_grad_enabled()
+
+
 def test_reflected_numpy_operands():
     x = Tensor(np.ones(3), requires_grad=True)
     y = np.array([1.0, 2.0, 3.0]) * x + 1.0

@@ -102,6 +102,23 @@ def test_line_plot_over_x(tmp_path):
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_row_without_x_is_drawn_as_a_reference_level(tmp_path, monkeypatch):
+    """generator-size's untrained discriminator has no generator width: a dashed level at its mean,
+    not a point on the line."""
+    from matplotlib.axes import Axes
+    levels, lines = [], []
+    real_axhline, real_errorbar = Axes.axhline, Axes.errorbar
+    monkeypatch.setattr(Axes, "axhline", lambda ax, y, **kw: levels.append((y, kw["label"])) or real_axhline(ax, y, **kw))
+    monkeypatch.setattr(Axes, "errorbar", lambda ax, x, y, **kw: lines.append(list(x)) or real_errorbar(ax, x, y, **kw))
+    p = plan(FakeConfig.quick())
+    p.conditions, p.x, p.xlabel = ["a", "b", "untrained"], {"a": 0.25, "b": 0.5}, "size"
+    values = {"a": {"acc": [0.5, 0.6], "loss": [0.1, 0.2]}, "b": {"acc": [0.7, 0.8], "loss": [0.3, 0.2]},
+              "untrained": {"acc": [0.3, 0.4], "loss": [0.9, 0.9]}}
+    assert report.figure(NAME, p, values, tmp_path / "x.png").read_bytes()[:4] == b"\x89PNG"
+    assert lines and all(x == [0.25, 0.5] for x in lines)            # the line has the two widths only
+    assert levels[0][0] == pytest.approx(35.0) and levels[0][1].startswith("untrained: 35")   # acc, in %
+
+
 def test_jobs_run_in_other_processes(tmp_path):
     CALLS.clear()
     r = run_experiment(NAME, _module(), None, quick=True, seeds=[0, 1], out_dir=tmp_path, progress=False, jobs=2)

@@ -133,9 +133,12 @@ def test_plans_are_complete_and_quick_is_smaller(module):
                 "vocab_size", "probe_train", "probe_test"):
         assert key in full.settings and key in quick.settings
     assert quick.settings["steps"] < full.settings["steps"] and quick.settings["n_embd"] < full.settings["n_embd"]
-    assert [m.key for m in full.metrics][:2] == ["probe", "disc_auc"]
-    if full.x is not None:
-        assert set(full.x) == set(full.conditions)
+    assert [m.key for m in full.metrics][:3] == ["finetuned", "probe", "disc_auc"]
+    assert {c.metric for c in full.claims} == {"finetuned"}            # the paper's readout decides ...
+    no_finetuning = module.plan(override(module.CONFIG(), finetune_steps=0))
+    assert {c.metric for c in no_finetuning.claims} == {"probe"}       # ... unless the run has none
+    if full.x is not None:    # every row on the x axis but the untrained reference
+        assert set(full.x) == set(full.conditions) - {"no pre-training"}
 
 
 def test_command_line_options_reach_the_settings():
@@ -144,6 +147,10 @@ def test_command_line_options_reach_the_settings():
     args = build_parser().parse_args(["experiment", "electra-ablation", "--steps", "7", "--probe-train", "50"])
     s = electra_ablation.plan(from_args(electra_ablation.CONFIG, args, base=electra_ablation.CONFIG())).settings
     assert s["steps"] == 7 and s["probe_train"] == 50 and s["lr"] == electra_ablation.CONFIG().recipe.train.lr
+    assert s["temperature"] == 2.0 and s["task_text"] == 800 and s["finetune_steps"] == 200   # the defaults
+    args = build_parser().parse_args(["experiment", "electra-efficiency", "--temperature", "1", "--finetune-steps", "0"])
+    s = electra_efficiency.plan(from_args(electra_efficiency.CONFIG, args, base=electra_efficiency.CONFIG())).settings
+    assert s["temperature"] == 1.0 and s["finetune_steps"] == 0                             # the paper's T, probe only
     args = build_parser().parse_args(["experiment", "generator-size", "--quick", "--lr", "0.001"])
     cfg = from_args(generator_size.CONFIG, args, base=generator_size.CONFIG.quick())
     assert generator_size.plan(cfg).settings["lr"] == 0.001
@@ -153,8 +160,8 @@ def test_no_pretraining_row_is_an_untrained_encoder():
     s = settings_of(override(electra_ablation.CONFIG.quick(), docs=8, probe_train=12, probe_test=12))
     recipe, metrics = electra_common.pretrain(config_of(electra_ablation.CONFIG, s).recipe, 0, steps=0)
     assert metrics == {}
-    out = electra_ablation.run_one("no pre-training", 0, s)
-    assert set(out) == {"probe"} and 0.0 <= out["probe"] <= 1.0
+    out = electra_ablation.run_one("no pre-training", 0, dict(s, finetune_steps=2))
+    assert set(out) == {"probe", "finetuned"} and 0.0 <= out["probe"] <= 1.0 and 0.0 <= out["finetuned"] <= 1.0
 
 
 # ---- one quick run of each experiment (slow) ---------------------------------------------------
@@ -181,14 +188,18 @@ def test_electra_ablation_quick(tmp_path, capsys):
         assert runs[("ELECTRA", s)]["disc_auc"] > 0.55 and 0.0 <= runs[("ELECTRA 15%", s)]["disc_auc"] <= 1.0
         assert not {"disc_auc", "disc_auc_masked"} & set(runs[("BERT (MLM)", s)])
         assert "disc_auc" not in runs[("Replace MLM", s)]
-        assert set(runs[("no pre-training", s)]) == {"probe"}
+        assert set(runs[("no pre-training", s)]) == {"probe", "finetuned"}
+        assert set(runs[("bag of words", s)]) == {"probe"}
 
 
 @pytest.mark.slow
 def test_generator_size_quick(tmp_path, capsys):
     out, runs = _run_quick("generator-size", tmp_path, capsys)
-    assert out["conditions"] == list(generator_size.FRACTIONS)
+    assert out["conditions"] == list(generator_size.FRACTIONS) + ["no pre-training"]
     for (condition, seed), m in runs.items():
+        if condition == "no pre-training":
+            assert set(m) == {"probe", "finetuned"}
+            continue
         assert m["disc_auc"] > 0.55, (condition, seed)  # the discriminator beats chance at every size
         assert 0.0 < m["replaced_rate"] < 0.2  # at most the masked 15%, minus correct samples
 
@@ -205,14 +216,16 @@ def test_the_page_says_which_probe_words_the_pre_training_text_lacks(tmp_path):
     corpus = tmp_path / "text.txt"
     corpus.write_text(" ".join(words) + " .\n\nzzz qqq .\n", encoding="utf-8")
     bare = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, corpus=str(corpus), task_text=0)))
-    assert f"{len(unseen)} of the entailment probe's {types} word types" in bare.notes[-1]
-    assert "with no sentences of the tasks" in bare.notes[-1]
-    mixed = electra_ablation.plan(config_of(electra_ablation.CONFIG, dict(s, task_text=800)))
-    assert "every one of the entailment probe's" in mixed.notes[-1]   # 800 task sentences: every word occurs
-    for experiment in (electra_ablation, generator_size, electra_efficiency):   # none, as recorded: the caveat says
-        default = experiment.plan(experiment.CONFIG()).notes                    # what that does to the ELECTRA rows
-        assert "with no sentences of the tasks" in default[-2] and default[-1] == electra_common.DISCRIMINATOR_CAVEAT
-    assert electra_common.DISCRIMINATOR_CAVEAT not in mixed.notes + bare.notes
+    assert f"{len(unseen)} of the entailment probe's {types} word types" in bare.notes[-2]
+    assert "with no sentences of the tasks" in bare.notes[-2]
+    for experiment in (electra_ablation, generator_size, electra_efficiency):   # as recorded: 800 task sentences,
+        default = experiment.plan(experiment.CONFIG()).notes                    # the generator sampled at T = 2
+        text = [n for n in default if n.startswith("Pre-training text:")]
+        assert len(text) == 1 and "every one of the entailment probe's" in text[0]   # every probe word occurs
+        assert electra_common.TEMPERATURE_NOTE.format(temperature=2) in default
+        paper = experiment.plan(override(experiment.CONFIG(), temperature=1.0)).notes   # the paper's T: the caveat
+        assert electra_common.DISCRIMINATOR_CAVEAT in paper and electra_common.DISCRIMINATOR_CAVEAT not in default
+        assert electra_common.TEMPERATURE_NOTE.format(temperature=1) not in paper
 
 
 def test_discriminator_tool_measures_the_detector_against_its_base_rate(capsys):

@@ -1,6 +1,7 @@
 """``minilm experiment electra-efficiency`` (minilm/experiments/electra_efficiency.py): its plan, the
-FLOPs count against the built model's shapes, the held-equal check, probing inside one run without
-changing it, the trajectory shared between worker processes, and (slow) the --quick run end to end."""
+FLOPs count against the built model's shapes, the held-equal check, reading the encoder inside one
+run (the probe, and fine-tuning a copy) without changing it, the trajectory shared between worker
+processes, and (slow) the --quick run end to end."""
 import json
 import math
 from dataclasses import replace
@@ -21,15 +22,16 @@ from tests.models.experiment_quick import quick_run
 def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.electra_efficiency"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
-    assert full.conditions[:3] == ["ELECTRA @ 0", "BERT (MLM) @ 0", "ELECTRA @ 100"]
+    assert full.conditions[:3] == ["ELECTRA @ 0", "BERT (MLM) @ 0", "ELECTRA @ 200"]
     assert full.conditions[-1] == "BERT (MLM) @ 600"
     assert len(full.conditions) == 2 * (full.settings["points"] + 1)
     assert len(quick.conditions) < len(full.conditions) and quick.settings["steps"] < full.settings["steps"]
     assert quick.settings["n_embd"] < full.settings["n_embd"]
     assert set(full.x) == set(full.series) == set(full.conditions)
     assert set(full.series.values()) == set(exp.MODELS)
-    assert full.x["ELECTRA @ 0"] == 0 and full.x["ELECTRA @ 600"] > full.x["BERT (MLM) @ 600"] > full.x["ELECTRA @ 500"]
-    assert [m.key for m in full.metrics] == ["probe", "mlm_accuracy", "flops", "tokens"]
+    assert full.x["ELECTRA @ 0"] == 0 and full.x["ELECTRA @ 600"] > full.x["BERT (MLM) @ 600"] > full.x["ELECTRA @ 400"]
+    assert [m.key for m in full.metrics] == ["finetuned", "probe", "mlm_accuracy", "flops", "tokens"]
+    assert {c.metric for c in full.claims} == {"finetuned"}
     json.dumps(full.settings)
     assert "Held equal" in full.notes[1] and "Clark et al. 2020" in full.notes[0]
     args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "90", "--points", "3"])
@@ -80,10 +82,10 @@ def test_held_equal_checks_the_kept_encoders():
 @pytest.fixture(scope="module")
 def tiny():
     return settings_of(override(exp.CONFIG.quick(), docs=20, steps=4, warmup=1, points=2, n_embd=16, probe_train=30,
-                                probe_test=30, vocab_size=120))
+                                probe_test=30, vocab_size=120, finetune_steps=3))
 
 
-def test_probing_inside_the_run_leaves_the_run_unchanged(tiny):
+def test_reading_inside_the_run_leaves_the_run_unchanged(tiny):
     seed = 3
     plain, metrics = common.pretrain(config_of(exp.CONFIG, tiny).recipe, seed, task_text=tiny["task_text"])
     traj = exp.trajectory("ELECTRA", seed, tiny)
@@ -92,6 +94,8 @@ def test_probing_inside_the_run_leaves_the_run_unchanged(tiny):
                                task_text=tiny["task_text"])
     encode, _ = common.encoder_of(plain.model, "discriminator")
     assert traj["4"]["probe"] == common.entailment_probe(encode, plain.tokenizer, seed, tiny)
+    finetuned, _ = common.finetune_entailment(plain.model, "discriminator", plain.tokenizer, seed, tiny, steps=3)
+    assert traj["4"]["finetuned"] == finetuned        # fine-tuned on a copy, under the evaluation's no_grad
     assert traj["4"]["mlm_accuracy"] == metrics["mlm_accuracy"]
     encode, _ = common.encoder_of(again.model, "discriminator")      # step 0: the untrained encoder
     assert traj["0"]["probe"] == common.entailment_probe(encode, again.tokenizer, seed, tiny)

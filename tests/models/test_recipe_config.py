@@ -100,7 +100,7 @@ def test_electra_defaults_and_objectives_come_from_the_model():
     assert cfg.model == model and cfg.train.lr == 2e-3
     p = _parser(electra.ElectraRecipeConfig, skip=("seed",))
     assert next(a for a in p._actions if a.dest == "objective").choices == OBJECTIVES
-    assert electra_ablation.CONFIG().recipe == override(cfg, steps=300, warmup=30)  # the recipe's, a shorter run
+    assert electra_ablation.CONFIG().recipe == override(cfg, steps=300, warmup=30, temperature=2.0)  # a shorter run, T = 2
 
 
 @dataclass
