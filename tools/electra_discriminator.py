@@ -83,10 +83,12 @@ def measure(seed: int, settings: dict, finetune: bool = False) -> dict:
            "probe": 100 * common.entailment_probe(model.encode, tok, seed, settings),
            "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2])}
     if finetune:
-        out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings)[0]
+        steps = settings["finetune_steps"]                                  # the experiment's readout
+        out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings, steps=steps)[0]
         bert_overrides, network = electra_ablation.CONDITIONS["BERT (MLM)"]
         bert, _ = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], **bert_overrides)
-        out["ft BERT"] = 100 * common.finetune_entailment(bert.model, network, bert.tokenizer, seed, settings)[0]
+        out["ft BERT"] = 100 * common.finetune_entailment(bert.model, network, bert.tokenizer, seed, settings,
+                                                          steps=steps)[0]
     return out
 
 

@@ -13,7 +13,8 @@ electra15``) with the same corpus, steps, batch, learning rate and width/depth o
 is kept (H = 64, 2 layers by default). "BERT (MLM)" is the same recipe with a full-width generator
 and λ = 0: the generator alone, a plain masked LM reading [MASK] (ELECTRA's 85% [MASK] / 15% kept
 corruption), and it is the network kept. "no pre-training" reads a freshly initialised encoder
-(fine-tuned from scratch, and probed); "bag of words" is a logistic regression on the words of premise and hypothesis (no encoder).
+(fine-tuned from scratch, and probed); "bag of words" is a logistic regression on the words of
+premise and hypothesis (no encoder).
 
 The generator's samples are drawn at temperature 2 (``--temperature``; the paper's are drawn at
 1): at 1, this miniature's discriminator never learns to detect them (``electra_common``'s
@@ -115,8 +116,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     spec = CONDITIONS[condition]
     recipe_cfg = config_of(CONFIG, settings).recipe
     if spec is None:  # no pre-training: a freshly initialised ELECTRA discriminator, same tokenizer
-        recipe, _ = common.pretrain(recipe_cfg, seed, steps=0, task_text=settings["task_text"])
-        return common.readouts(recipe.model, "discriminator", recipe.tokenizer, seed, settings)
+        return common.untrained_readouts(recipe_cfg, seed, settings)
     overrides, network = spec
     recipe, metrics = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], **overrides)
     out = {**common.readouts(recipe.model, network, recipe.tokenizer, seed, settings),

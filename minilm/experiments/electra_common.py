@@ -230,6 +230,13 @@ def readouts(model, network: str, tokenizer, seed: int, settings: dict) -> dict:
     return out
 
 
+def untrained_readouts(recipe_cfg: ElectraRecipeConfig, seed: int, settings: dict) -> dict:
+    """:func:`readouts` of the discriminator before any pre-training (the "no pre-training" rows): what
+    fine-tuning and the probe make of the initialisation alone."""
+    recipe, _ = pretrain(recipe_cfg, seed, steps=0, task_text=settings["task_text"])
+    return readouts(recipe.model, "discriminator", recipe.tokenizer, seed, settings)
+
+
 # Measured with `python tools/electra_discriminator.py` (seeds 0-2, electra-ablation's ELECTRA row; its --temperature,
 # --task-text, --steps, --lr and --finetune for the rows named), and `minilm experiment electra-efficiency
 # --temperature 1 --task-text 800 --steps 1800` (14.1 CPU-min).
@@ -252,7 +259,8 @@ TEMPERATURE_NOTE = (
     "1,200 steps, with or without task text), so its rows would show no replaced-token detection at all. At 2 "
     "the samples are less often plausible and the detector learns (AUC 0.74-0.80 at 300-1,200 steps, seeds 0-2). "
     "That is the paper's own argument for a small generator (Figure 3: too strong a generator makes the task too "
-    "hard for the discriminator), applied to a discriminator a quarter as wide as ELECTRA-Small's (64 against 256) with 2 layers of its 12.")
+    "hard for the discriminator), applied to a discriminator a quarter as wide as ELECTRA-Small's (64 against "
+    "256) with 2 layers of its 12.")
 
 
 def readout_note(settings: dict) -> str:

@@ -167,8 +167,8 @@ WHY_NOT = ("the gap narrows with compute but does not turn, measured: on a run t
 def claims(steps: list) -> list:
     """Figure 1's finding at every checkpoint after step 0: ELECTRA's score above BERT's."""
     return [Beats(f"ELECTRA's downstream score is above BERT's at every pre-training budget (Clark et al. 2020, Figure "
-                  f"1); here at step {k}.", "finetuned", above=(condition("ELECTRA", k),), below=(condition("BERT (MLM)", k),),
-                  why_not=WHY_NOT)
+                  f"1); here at step {k}.", "finetuned", above=(condition("ELECTRA", k),),
+                  below=(condition("BERT (MLM)", k),), why_not=WHY_NOT)
             for k in steps if k > 0]
 
 

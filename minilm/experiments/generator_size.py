@@ -75,8 +75,7 @@ def plan(cfg: common.ElectraExperimentConfig) -> Plan:
 
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     if condition == UNTRAINED:   # the discriminator every width starts from (built before the generator)
-        recipe, _ = common.pretrain(config_of(CONFIG, settings).recipe, seed, steps=0, task_text=settings["task_text"])
-        return common.readouts(recipe.model, "discriminator", recipe.tokenizer, seed, settings)
+        return common.untrained_readouts(config_of(CONFIG, settings).recipe, seed, settings)
     recipe, metrics = common.pretrain(config_of(CONFIG, settings).recipe, seed, task_text=settings["task_text"],
                                       objective="electra", generator_hidden_fraction=FRACTIONS[condition])
     return {**common.readouts(recipe.model, "discriminator", recipe.tokenizer, seed, settings),
