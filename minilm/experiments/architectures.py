@@ -29,7 +29,10 @@ S + T tokens against L over S and L over T).
 Two reference rows repeat the decoder-only pair with GPT's blocks instead
 (``minilm.models.prefixlm.PrefixLM``, the model of ``minilm train prefixlm``: LayerNorm, GELU,
 biases, *learned absolute* positions; feed-forward 5C as above): they show how much of the
-prefix-vs-causal difference belongs to T5's relative positions rather than to the mask.
+prefix-vs-causal difference belongs to T5's relative positions rather than to the mask. They train
+at their own learning rate (``gpt_lr``, 3e-4): at the T5 rows' 3e-3 neither GPT-block stack leaves
+the unigram level in 500 steps (token accuracy 20% for the causal one, every seed), and a row that
+has not trained says nothing about its mask.
 
 The task is a prefixed toy task of ``minilm.data.seq2seq_tasks`` (default ``reverse: d a c`` →
 ``c a d`` with longer inputs than ``minilm train t5``, so that nobody is at 100%), trained from
@@ -70,10 +73,16 @@ CLAIMS = [
            winners=("encoder-decoder (L+L)",), among=("encoder-decoder (L+L)", "prefix LM (2L)", "causal LM (2L)")),
     Beats("A prefix LM, which sees its whole input, beats the causal LM (81.82 vs 74.70).", "exact_match",
           above=("prefix LM (2L)",), below=("causal LM (2L)",),
-          why_not="with GPT's blocks (learned absolute positions, the last two rows) the prefix LM is ahead of the "
-                  "causal LM, so the mask itself is not at fault; with T5's relative positions it falls behind, "
-                  "also at a third of the learning rate (lr 1e-3, seed 0: exact match 10% vs 68%). The cause in the "
-                  "relative-position decoder-only stack is not pinned down yet."),
+          why_not="measured: on this task the prefix LM learns more slowly, and the gap closes with compute "
+                  "once both reach the ceiling. Exact match, mean over seeds 0-2 (--steps): 21.7 against 76.8 at "
+                  "500 steps (this table), 90.3 against 98.7 at 1,000, 99.8 against 99.5 at 1,500 (level, both at "
+                  "the ceiling). Not the learning rate (seed 0: 10 against 68 at lr 1e-3, 3.5 against 11 at 6e-3), "
+                  "not T5's relative positions (the GPT-block rows, learned absolute positions, lag the same way), "
+                  "not the task (seed 0, 500 steps: copy 7.5 against 68, sort 56 against 100, count 87.5 against "
+                  "93.5). T5's gap is measured after pre-training, on tasks fine-tuned from it (GLUE), where the "
+                  "input's bidirectional encoding is what transfers; a task learned from scratch, which the causal "
+                  "stack has the depth to solve, does not test that. Why the bidirectional prefix learns this task "
+                  "more slowly is not measured."),
 ]
 
 
@@ -89,11 +98,13 @@ class ArchitecturesConfig:
     batch_size: int = 32                     # fresh pairs per step
     steps: int = 500                         # training steps per run
     lr: float = 3e-3                         # AdamW peak learning rate
+    gpt_lr: float = 3e-4                     # the GPT-block rows' peak rate (at 3e-3 they do not train)
     warmup: int = 50                         # warm-up steps
 
     @classmethod
     def quick(cls):
-        return replace(cls(), min_len=3, max_len=6, n_layer=1, n_embd=32, steps=60)
+        # 60 steps: the GPT-block rows need the larger rate to learn anything
+        return replace(cls(), min_len=3, max_len=6, n_layer=1, n_embd=32, steps=60, gpt_lr=3e-3)
 
 
 CONFIG = ArchitecturesConfig
@@ -135,8 +146,8 @@ def build_recipe(condition: str, seed: int, settings: dict):
     if kind == "encdec":
         recipe = t5.T5Recipe(override(t5.T5RecipeConfig(), n_layer=s["n_layer"], **common))
     else:
-        recipe = prefixlm.PrefixLMRecipe(override(prefixlm.PrefixLMRecipeConfig(), n_layer=2 * s["n_layer"], arch=kind.removeprefix("gpt-"),
-                                        **common))
+        recipe = prefixlm.PrefixLMRecipe(override(prefixlm.PrefixLMRecipeConfig(), n_layer=2 * s["n_layer"],
+                                                  arch=kind.removeprefix("gpt-"), **common))
     tok = recipe.tokenizer
     recipe.model = make_model(condition, s, vocab_size=tok.vocab_size, pad_id=tok.pad_id, eos_id=recipe.eos_id,
                               seed=seed, block_size=getattr(recipe.model_config, "block_size", 64))
@@ -164,8 +175,9 @@ def plan(cfg: ArchitecturesConfig) -> Plan:
                "parameters match the encoder-decoder's (cross-attention included); they do about twice "
                "its compute per example.",
                "The GPT-block rows: the same decoder-only stacks with LayerNorm, GELU, biases and learned "
-               "absolute positions (minilm train prefixlm's model).",
-               f"{s['steps']} steps of {s['batch_size']} fresh pairs, AdamW lr {s['lr']}; exact match = "
+               f"absolute positions (minilm train prefixlm's model), at lr {s['gpt_lr']} (at the T5 rows' rate "
+               "they do not leave the unigram level).",
+               f"{s['steps']} steps of {s['batch_size']} fresh pairs, AdamW lr {s['lr']} (T5 blocks); exact match = "
                "greedy decoding on 200 held-out pairs; token accuracy = teacher-forced argmax.",
                "Paper (T5 Table 2, denoising, average GLUE score on the validation (dev) sets): encoder-decoder "
                "83.28, prefix LM 81.82, causal LM 74.70 (equal compute; the encoder-decoder has 2x the parameters)."],
@@ -175,7 +187,8 @@ def plan(cfg: ArchitecturesConfig) -> Plan:
 def run_one(condition: str, seed: int, settings: dict) -> dict:
     from minilm.train import TrainConfig, train
     recipe = build_recipe(condition, seed, settings)
-    cfg = TrainConfig(steps=settings["steps"], lr=settings["lr"], warmup=min(settings["warmup"], settings["steps"]),
+    lr = settings["gpt_lr"] if CONDITIONS[condition].startswith("gpt-") else settings["lr"]
+    cfg = TrainConfig(steps=settings["steps"], lr=lr, warmup=min(settings["warmup"], settings["steps"]),
                       eval_every=settings["steps"], checkpoint_every=settings["steps"], seed=seed)
     with tempfile.TemporaryDirectory(prefix="minilm-arch-") as out:
         summary = train(recipe, cfg, out, progress=False, plot=False)

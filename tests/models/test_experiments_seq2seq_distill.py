@@ -103,6 +103,23 @@ def test_recipe_config_and_unknown_condition():
         architectures.run_one("bert", 0, architectures.plan(architectures.CONFIG.quick()).settings)
 
 
+
+def test_gpt_block_rows_train_at_their_own_rate(monkeypatch):
+    """At the T5 rows' rate the GPT-block stacks stay at the unigram level: they get ``gpt_lr``."""
+    import minilm.train as train_module
+    seen = {}
+
+    def fake_train(recipe, cfg, out, **kw):
+        seen[type(recipe.model).__name__] = cfg.lr
+        return {"metrics": {"exact_match": 0.0, "token_accuracy": 0.0, "loss": 1.0}, "parameters": 1}
+
+    monkeypatch.setattr(train_module, "train", fake_train)
+    settings = architectures.plan(replace(architectures.CONFIG.quick(), lr=5e-3, gpt_lr=2e-4)).settings
+    architectures.run_one("causal LM (2L), GPT blocks", 0, settings)
+    architectures.run_one("causal LM (2L)", 0, settings)
+    assert seen == {"PrefixLM": 2e-4, "T5DecoderOnly": 5e-3}
+
+
 # ---- distillation --------------------------------------------------------------------------------
 
 def test_objectives_map_onto_distill_weights():
