@@ -102,3 +102,16 @@ def test_the_tool_rebuilds_the_shipped_file_byte_for_byte(tmp_path):
         "tools/make_real_corpus.py no longer writes the shipped text: run it and commit the new "
         "minilm/data/real/jargon-4.4.7.txt.gz (and update the sizes in its README.md)")
     assert out.read_bytes() == shipped, "same text, different gzip bytes: a different zlib? (mtime must be 0)"
+
+
+@pytest.mark.slow
+def test_gpt_vs_bert_quick_fits_the_real_corpus(tmp_path):
+    """``minilm experiment gpt-vs-bert --quick --corpus real``: its smaller WordPiece vocabulary, trained
+    on the real text, splits an entailment pair into more than 48 tokens; the quick seq_len holds it."""
+    from minilm.experiments import gpt_vs_bert, settings_of
+    from minilm.experiments.gpt_vs_bert_readouts import task_data
+    settings = {**settings_of(gpt_vs_bert.CONFIG.quick()), "corpus": "real"}
+    docs = gpt_vs_bert.pretraining_documents(settings, 0)
+    recipe = gpt_vs_bert.build_recipe("gpt", settings, 0, gpt_vs_bert.write_corpus(docs, tmp_path / "c.txt"))
+    data = task_data(recipe.tokenizer, settings, 0)                   # raised "raise --seq-len" at 48
+    assert data["entailment"]["train"][0].shape[1] <= settings["seq_len"]
