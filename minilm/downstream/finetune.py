@@ -43,7 +43,7 @@ from minilm.models.bert_heads import classify_logits
 from minilm.tokenizers import WordPieceTokenizer
 from minilm.train import fit, short_run
 
-__all__ = ["FinetuneConfig", "run_finetune", "pretrain_bert", "finetune_classifier", "encode_texts",
+__all__ = ["FinetuneConfig", "run_finetune", "pretrain_bert", "mlm_nsp_batches", "finetune_classifier", "encode_texts",
            "classification_accuracy", "sentiment_split", "finetune_and_score", "pretrain_encoder",
            "bert_classifier", "EncoderClassifier", "finetune_sentiment"]
 
@@ -88,23 +88,40 @@ def _log(progress: bool, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def pretrain_bert(model: BertForPreTraining, tokenizer, documents, *, steps: int, batch_size: int, lr: float,
-                  max_seq_length: int, seed, progress: bool = False) -> list[float]:
-    """MLM + NSP on ``documents`` (lists of sentence strings); returns the training losses."""
+def mlm_nsp_batches(tokenizer, documents, *, batch_size: int, max_seq_length: int, seed):
+    """``(batch, n_pairs)``: ``batch(step_rng)`` draws ``batch_size`` of BERT's sentence pairs from
+    ``documents`` (lists of sentence strings; three passes of ``create_nsp_instances``) and masks them
+    (Task 4.1's 80/10/10): a dict of ``input_ids``, ``segment_ids``, ``attention_mask`` (B, T),
+    ``mlm_labels`` (B, T; -100 where nothing is predicted) and ``nsp_labels`` (B,)."""
     rng = np.random.default_rng([*np.atleast_1d(seed), 11])
     ids = encode_documents(documents, tokenizer.encode)
     instances = [inst for _ in range(3) for inst in create_nsp_instances(
         ids, max_seq_length=max_seq_length, rng=rng, cls_id=tokenizer.cls_id, sep_id=tokenizer.sep_id)]
     data = nsp_arrays(instances, max_seq_length=max_seq_length, pad_id=tokenizer.pad_id)
     special = tokenizer.special_ids
-    _log(progress, f"pre-training BERT (MLM + NSP) on {len(instances)} sentence pairs for {steps} steps")
 
-    def loss_fn(step_rng):
+    def batch(step_rng) -> dict:
         idx = step_rng.integers(0, len(instances), size=batch_size)
         inputs, labels = mask_tokens(data["input_ids"][idx], mask_id=tokenizer.mask_id,
                                      vocab_size=tokenizer.vocab_size, special_ids=special, rng=step_rng)
-        out = model(inputs, data["segment_ids"][idx], data["attention_mask"][idx],
-                    mlm_labels=labels, nsp_labels=data["next_sentence_label"][idx])
+        return {"input_ids": inputs, "segment_ids": data["segment_ids"][idx],
+                "attention_mask": data["attention_mask"][idx], "mlm_labels": labels,
+                "nsp_labels": data["next_sentence_label"][idx]}
+
+    return batch, len(instances)
+
+
+def pretrain_bert(model: BertForPreTraining, tokenizer, documents, *, steps: int, batch_size: int, lr: float,
+                  max_seq_length: int, seed, progress: bool = False) -> list[float]:
+    """MLM + NSP on ``documents`` (lists of sentence strings); returns the training losses."""
+    batch, n_pairs = mlm_nsp_batches(tokenizer, documents, batch_size=batch_size, max_seq_length=max_seq_length,
+                                     seed=seed)
+    _log(progress, f"pre-training BERT (MLM + NSP) on {n_pairs} sentence pairs for {steps} steps")
+
+    def loss_fn(step_rng):
+        b = batch(step_rng)
+        out = model(b["input_ids"], b["segment_ids"], b["attention_mask"], mlm_labels=b["mlm_labels"],
+                    nsp_labels=b["nsp_labels"])
         return out["loss"]
 
     return fit(model, loss_fn, short_run(steps, lr, [*np.atleast_1d(seed), 12]), name="pre-training",

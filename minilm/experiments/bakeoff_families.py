@@ -79,11 +79,15 @@ def calibrated(condition: str, settings: dict, seed: int):
 class DistilledStudent:
     """A ``minilm.train`` recipe: the BERT recipe's masked batches, a student of ⌈L/2⌉ blocks
     initialised from every other layer of the frozen ``teacher`` (and its MLM head), DistilBERT's
-    loss (Sanh et al. 2019: soft-target CE on the masked positions + MLM + hidden cosine)."""
+    loss (Sanh et al. 2019: soft-target CE on the masked positions + MLM + hidden cosine), weighted by
+    ``weights`` (default :data:`DISTIL_WEIGHTS`, the paper's; ``{"soft": 0, ...}`` drops a term).
+
+    ``data`` is any object with ``tokenizer``, ``batch_size`` and ``batch(rng)`` giving BERT's masked
+    batches (``input_ids``, ``segment_ids``, ``attention_mask``, ``mlm_labels``)."""
 
     family = "distill"
 
-    def __init__(self, data, teacher, seed: int):
+    def __init__(self, data, teacher, seed: int, weights: dict | None = None):
         from minilm.downstream.distill import default_layer_map, init_student_from_teacher
         from minilm.models.bert_heads import BertForPreTraining
         self.data, self.teacher, self.tokenizer = data, teacher, data.tokenizer
@@ -93,6 +97,7 @@ class DistilledStudent:
         init_student_from_teacher(self.model.bert, teacher.bert, default_layer_map(teacher.config.n_layer, n))
         self.model.cls.load_state_dict(teacher.cls.state_dict())
         self.batch_size = data.batch_size
+        self.weights = dict(DISTIL_WEIGHTS if weights is None else weights)
 
     def batch(self, rng):
         return self.data.batch(rng)
@@ -109,7 +114,7 @@ class DistilledStudent:
         t_rows = Tensor(t["mlm_logits"].data.reshape(B * T, V)[rows])          # (M, V), a fixed target
         soft = soft_target_loss(s_rows, t_rows, DISTIL_TEMPERATURE)           # T²·KL, as the paper's code
         cos = cosine_hidden_loss(s["last_hidden_state"], Tensor(t["last_hidden_state"].data), mask)
-        w = DISTIL_WEIGHTS
+        w = self.weights
         loss = soft * w["soft"] + s["mlm_loss"] * w["mlm"] + cos * w["cos"]
         return loss, {"tokens": int(mask.sum())}
 

@@ -61,8 +61,8 @@ from autograd.errors import ConfigError
 from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.claims import Beats
 from minilm.downstream.distill import StudentRecipe
-from minilm.experiments.distillation import (TeacherConfig, encode_pairs, labelled_pairs, make_student, teacher_bundle,
-                                             teacher_label, weights_for)
+from minilm.experiments.distillation import (PRETRAINING_DISTILLATION, TeacherConfig, encode_pairs, labelled_pairs,
+                                             make_student, teacher_bundle, teacher_label, weights_for)
 
 NAME = "distillation-transfer"
 HELP = "Hinton et al. / DistilBERT: a transfer set the teacher labels, hard vs soft vs soft + cosine"
@@ -213,7 +213,8 @@ def claims(settings: dict) -> list:
               below=(scratch_name(settings, "soft", temperatures[0]),)),
         Beats("Soft targets also help a student initialised from the teacher (DistilBERT, Table 4: removing them "
               f"costs 2.96 GLUE points); here on the labelled pairs alone ({small}×).", "accuracy",
-              above=(condition_name(small, "soft"),), below=(condition_name(small, "hard"),), why_not=contrast + "."),
+              above=(condition_name(small, "soft"),), below=(condition_name(small, "hard"),),
+              why_not=f"{contrast}. {PRETRAINING_DISTILLATION}."),
         Beats(f"The same with the largest transfer set ({large}×).", "accuracy",
               above=(condition_name(large, "soft"),), below=(condition_name(large, "hard"),), why_not=contrast + "."),
         Beats("A larger transfer set labelled by the teacher teaches more (DistilBERT distils on its whole "

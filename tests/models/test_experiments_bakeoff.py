@@ -143,6 +143,20 @@ def test_student_starts_from_every_other_teacher_layer_and_its_loss_is_finite(ti
     assert all(p.grad is None or not np.abs(p.grad).sum() for p in teacher.parameters())
 
 
+
+def test_student_loss_weighs_each_term_as_asked(tiny_bert):
+    """DistilledStudent(weights=...): the paper's 5 : 2 : 1 by default; a zero drops a term (the soft
+    targets, for tools/distil_at_pretraining.py): MLM alone is the student's own MLM loss."""
+    recipe, _ = tiny_bert
+    teacher, batch = recipe.model, recipe.batch(np.random.default_rng(0))
+    mlm_only = exp.DistilledStudent(recipe, teacher, seed=0, weights={"soft": 0.0, "mlm": 1.0, "cos": 0.0})
+    out = mlm_only.model(batch["input_ids"], batch["segment_ids"], batch["attention_mask"],
+                         mlm_labels=batch["mlm_labels"])
+    assert mlm_only.loss(mlm_only.model, batch)[0].item() == pytest.approx(out["mlm_loss"].item())
+    paper = exp.DistilledStudent(recipe, teacher, seed=0)
+    assert paper.weights == exp.DISTIL_WEIGHTS == {"soft": 5.0, "mlm": 2.0, "cos": 1.0}
+    assert paper.loss(paper.model, batch)[0].item() > 2 * out["mlm_loss"].item()     # + soft + cosine > 0
+
 def test_encoders_give_one_vector_per_token():
     from minilm.models.gpt import GPT, GPTConfig
     from minilm.models.xlnet import XLNet, XLNetConfig

@@ -221,3 +221,23 @@ def test_distillation_reads_the_real_corpus_when_asked():
     assert cfg.corpus == "real" and settings_of(cfg)["corpus"] == "real"
     assert "the documents of --corpus real" in distillation.plan(cfg).notes[0]
     assert "200 synthetic documents" in distillation.plan(distillation.CONFIG()).notes[0]
+
+
+def test_distil_at_pretraining_tool_runs_each_student_and_fine_tunes_it(capsys):
+    """tools/distil_at_pretraining.py: DistilBERT's setting (distil the pre-trained teacher, then
+    fine-tune); its batches are the teacher's masked pre-training pairs; one --quick seed, one row."""
+    from tests.models.hf_fixture_tool import import_tool
+    tool = import_tool("distil_at_pretraining")
+    assert list(tool.STUDENTS) == ["no distillation", "MLM + cos", "soft + MLM + cos"]
+    assert tool.STUDENTS["MLM + cos"]["soft"] == 0 and tool.STUDENTS["soft + MLM + cos"]["soft"] > 0
+    from minilm.experiments import settings_of
+    s = settings_of(distillation.CONFIG.quick())
+    teacher, tok, data, batch = tool.pretrained_teacher(0, s, steps=2)
+    b = batch(np.random.default_rng(0))
+    masked = b["mlm_labels"] != -100
+    assert masked.any() and (b["input_ids"][masked] == tok.mask_id).any() and not teacher.training
+    assert len(data["y"]) == s["n_train"] and len(data["y_test"]) == s["n_test"]
+    assert tool.main(["--quick", "--seeds", "0"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert rows[0].split()[0] == "seed" and rows[1].split()[0] == "0" and rows[2].split()[0] == "mean"
+    assert all(0 <= float(x) <= 100 for x in rows[1].split()[1:]) and len(rows[1].split()) == 5
