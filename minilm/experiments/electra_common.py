@@ -163,11 +163,22 @@ FINETUNE_LRS = (3e-4, 1e-3, 3e-3)   # the fine-tuned readout's learning rates; 1
 
 def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dict, *, steps: int = 200,
                         lrs=FINETUNE_LRS, dev: int = 300) -> tuple[float, float]:
-    """The paper's readout: a copy of ``model`` with a new linear layer on h[CLS] of ``network``, every
-    weight fine-tuned for ``steps`` steps (batch 32) on the probe's training pairs, once per learning
-    rate; the rate with the best accuracy on ``dev`` other pairs is kept. Returns (its accuracy on
-    the probe's test pairs, that rate). ``model`` itself is left as it was."""
-    from minilm.downstream.finetune import EncoderClassifier, classification_accuracy, finetune_classifier
+    """The paper's readout for an encoder: :func:`finetune_pairs` with a new linear layer on h[CLS]
+    of ``network`` (``EncoderClassifier``)."""
+    from minilm.downstream.finetune import EncoderClassifier
+    return finetune_pairs(model, lambda copy: EncoderClassifier(_Network(copy, network), encoder_of(copy, network)[1],
+                                                                3, rng=np.random.default_rng([seed, 4])),
+                          tokenizer, seed, settings, steps=steps, lrs=lrs, dev=dev)
+
+
+def finetune_pairs(model, make_classifier, tokenizer, seed: int, settings: dict, *, steps: int = 200,
+                   lrs=FINETUNE_LRS, dev: int = 300) -> tuple[float, float]:
+    """Fine-tuning on the entailment pairs: ``make_classifier(copy)`` wraps a copy of ``model`` (same
+    weights) in a classifier with ``BertForSequenceClassification``'s call; every weight is trained
+    for ``steps`` steps (batch 32) on the probe's training pairs, once per learning rate, and the rate
+    with the best accuracy on ``dev`` other pairs is kept. Returns (its accuracy on the probe's test
+    pairs, that rate). ``model`` itself is left as it was."""
+    from minilm.downstream.finetune import classification_accuracy, finetune_classifier
     train, test = probe_pairs(tokenizer, seed, settings)
     held = entailment_pairs(tokenizer, dev, np.random.default_rng([seed, 78]))
     state, runs = model.state_dict(), []
@@ -175,8 +186,7 @@ def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dic
         for lr in lrs:
             copy = type(model)(model.config, rng=np.random.default_rng(0))
             copy.load_state_dict(state)
-            clf = EncoderClassifier(_Network(copy, network), encoder_of(copy, network)[1], 3,
-                                    rng=np.random.default_rng([seed, 4]))
+            clf = make_classifier(copy)
             finetune_classifier(clf, *train[:3], steps=steps, batch_size=32, lr=lr, seed=[seed, 5])
             runs.append((classification_accuracy(clf, *held[:3]).mean(), lr, clf))
     _, lr, clf = max(runs, key=lambda r: r[0])                      # the first rate wins a tie

@@ -21,7 +21,7 @@ def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.bart_noising"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == [*exp.CONDITIONS, exp.REFERENCE, exp.NO_ENCODER]
-    assert [m.key for m in full.metrics][:4] == ["probe", "decoder_probe", "loss_mean", "loss_infilling"]
+    assert [m.key for m in full.metrics][:5] == ["finetuned", "probe", "decoder_probe", "loss_mean", "loss_infilling"]
     assert all(not m.higher_is_better for m in full.metrics if m.key.startswith("loss_"))
     for key in ("steps", "docs", "n_embd", "probe_test", "eval_blocks"):
         assert quick.settings[key] <= full.settings[key], key
@@ -152,14 +152,47 @@ def test_decoder_final_token_reads_the_whole_input_at_its_last_token(tiny):
     assert counts["decoder_probe"] == counts["probe"]                         # the bag of words, in both columns
 
 
+def test_fine_tuned_readout_trains_every_weight_of_a_copy_from_the_final_token(tiny):
+    """BART's MNLI readout (§3.2): FinalTokenClassifier's logits come from the decoder's final-token
+    state, a training step moves the encoder, the decoder and the new layer, and finetuned() leaves
+    the pre-trained model as it was."""
+    settings, default, _ = tiny
+    model, tok = default.model, default.tokenizer
+    from minilm.data import pad_batch
+    ids, mask = pad_batch([tok.encode_pair("the dog runs .", "a dog runs .")[0]], tok.pad_id)
+    clf = exp.FinalTokenClassifier(model, 3, rng=np.random.default_rng(0))
+    out = clf(ids, None, mask, labels=np.array([1]))
+    expected = exp.decoder_final_states(model, ids, mask) @ clf.classifier.weight.data.T + clf.classifier.bias.data
+    np.testing.assert_allclose(out["logits"].data, expected, rtol=1e-4, atol=1e-5)
+    out["loss"].backward()
+    for part in ("model.encoder", "model.decoder", "classifier"):
+        grads = [p.grad for n, p in clf.named_parameters() if n.startswith(part)]
+        assert any(g is not None and np.abs(g).sum() > 0 for g in grads), part
+    before = {n: p.data.copy() for n, p in model.named_parameters()}
+    acc = exp.finetuned(model, tok, 0, dict(settings, probe_train=24, probe_test=30, finetune_steps=2))
+    assert 0.0 <= acc <= 1.0
+    assert all(np.array_equal(p.data, before[n]) for n, p in model.named_parameters())
+
+
+def test_mnli_claim_reads_the_fine_tuned_readout_or_the_probe_without_it():
+    on = exp.plan(exp.CONFIG())
+    off = exp.plan(override(exp.CONFIG(), finetune_steps=0))
+    assert [c.metric for c in on.claims] == ["loss_mean", "finetuned", "finetuned"]
+    assert "finetuned" in [m.key for m in on.metrics] and "finetuned" not in [m.key for m in off.metrics]
+    assert [c.metric for c in off.claims] == ["loss_mean", "decoder_probe", "decoder_probe"]
+    assert (off.claims[1].why_not, off.claims[2].why_not) == ("", exp.SHUFFLING_WHY_NOT_PROBE)
+    assert all("by a probe of the frozen model" in c.paper and "fine-tuned" not in c.paper for c in off.claims[1:])
+    assert on.claims[2].why_not == exp.SHUFFLING_WHY_NOT and "every weight fine-tuned" in on.claims[2].paper
+
+
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path, capsys):
     from minilm.cli import main
     r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     conditions = [*exp.CONDITIONS, exp.REFERENCE, exp.NO_ENCODER]
     assert r["conditions"] == conditions and r["seeds"] == [0, 1, 2] and len(r["runs"]) == 3 * len(conditions)
-    for key in ("probe", "loss_mean", *(f"loss_{n}" for n in exp.TEST_NOISES)):
-        for c in conditions if key == "probe" else [*exp.CONDITIONS, exp.NO_ENCODER]:
+    for key in ("finetuned", "probe", "loss_mean", *(f"loss_{n}" for n in exp.TEST_NOISES)):
+        for c in conditions if key in ("finetuned", "probe") else [*exp.CONDITIONS, exp.NO_ENCODER]:
             values = r["summary"][key][c]["values"]
             assert len(values) == 3 and all(math.isfinite(v) for v in values), (key, c)
     assert (tmp_path / f"{exp.NAME}.png").exists() and (tmp_path / f"{exp.NAME}.md").exists()
