@@ -12,7 +12,12 @@ options given here) and prints, on the recipe's held-out blocks:
 * ``probe``: the entailment probe of the experiment on [h_CLS ; mean h] of the discriminator;
 * ``logit probe``: the same probe on six numbers per pair, the replaced-token logits pooled per
   segment (mean, max and the count above 0 over the premise, then over the hypothesis): how much of
-  the probe's score the detector's own output could explain.
+  the probe's score the detector's own output could explain;
+* ``dim`` and ``dim@init``: how many directions the discriminator's last states spread over, after
+  pre-training and at its initialisation: the participation ratio (Σλ)² / Σλ² of the eigenvalues λ of
+  their covariance over every real token of the probe's training pairs (about H = 64 for states
+  spread evenly, 1 for states along one line). A detector that has squeezed every token onto the
+  few directions its replaced/original decision needs is a narrow start for fine-tuning.
 
 ``--finetune`` adds the paper's readout for ELECTRA and for electra-ablation's BERT (MLM) row (one
 more pre-training per seed): every weight fine-tuned on the probe's pairs at three learning rates,
@@ -63,6 +68,21 @@ def logit_features(model, ids: np.ndarray, mask: np.ndarray, segments: np.ndarra
     return np.stack(out, 1)
 
 
+def effective_dimension(states: np.ndarray) -> float:
+    """The participation ratio (Σλ)² / Σλ² of the covariance eigenvalues λ of ``states`` (N, H)."""
+    centred = states - states.mean(0)
+    lam = np.linalg.svd(centred, compute_uv=False) ** 2                          # (min(N, H),)
+    return float(lam.sum() ** 2 / (lam ** 2).sum())
+
+
+def token_states(encode, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(n_tokens, H): ``encode``'s last states at every real token of the pairs."""
+    from autograd import no_grad
+    with no_grad():
+        h = np.asarray(encode(ids, mask).data, dtype=np.float64)                 # (N, T, H)
+    return h[np.asarray(mask).astype(bool)]
+
+
 def segments_of(ids: np.ndarray, sep_id: int) -> np.ndarray:
     """(N, T): 0 up to and including the first [SEP], 1 after it (the hypothesis and its [SEP])."""
     return (np.cumsum(ids == sep_id, axis=1) - (ids == sep_id) > 0).astype(np.int64)
@@ -81,7 +101,10 @@ def measure(seed: int, settings: dict, finetune: bool = False) -> dict:
     out = {"L_disc": metrics["disc_loss"], "H(base)": base_rate_entropy(metrics["replaced_rate"]),
            "AUC": metrics["disc_auc"],
            "probe": 100 * common.entailment_probe(model.encode, tok, seed, settings),
-           "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2])}
+           "logit probe": 100 * probe_accuracy(feats[0], train[2], feats[1], test[2]),
+           "dim": effective_dimension(token_states(model.encode, *train[:2]))}
+    untrained, _ = common.pretrain(recipe_cfg, seed, steps=0, task_text=settings["task_text"], objective="electra")
+    out["dim@init"] = effective_dimension(token_states(untrained.model.encode, *train[:2]))
     if finetune:
         steps = settings["finetune_steps"]                                  # the experiment's readout
         out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings, steps=steps)[0]
@@ -111,7 +134,7 @@ def main(argv=None) -> int:
     settings = settings_of(cfg)
     settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr), ("task_text", args.task_text),
                                        ("temperature", args.temperature)) if v is not None})
-    columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe"]
+    columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe", "dim", "dim@init"]
     columns += ["ft ELECTRA", "ft BERT"] if args.finetune else []
     print("seed  " + "  ".join(f"{c:>11}" for c in columns))
     for seed in (int(s) for s in args.seeds.split(",")):

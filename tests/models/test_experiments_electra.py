@@ -244,12 +244,18 @@ def test_discriminator_tool_measures_the_detector_against_its_base_rate(capsys):
     mask = (ids > 0).astype(np.int64)
     f = tool.logit_features(Detector(), ids, mask, tool.segments_of(ids, 3))
     assert f.tolist() == [[(-3 + 2 + 3 - 2) / 4, 3.0, 2, (4 - 2) / 2, 4.0, 1]]   # the pad's logit (-5) never counts
+    rng = np.random.default_rng(0)
+    assert tool.effective_dimension(rng.normal(size=(4000, 8))) == pytest.approx(8, rel=0.05)   # every direction
+    line = rng.normal(size=(500, 1)) * rng.normal(size=(1, 8))
+    assert tool.effective_dimension(line) == pytest.approx(1.0)                  # one direction
     assert tool.main(["--quick", "--seeds", "0"]) == 0
     rows = capsys.readouterr().out.strip().splitlines()
-    assert rows[0].split()[:3] == ["seed", "L_disc", "H(base)"] and len(rows) == 2
-    seed, loss, base, auc, probe, logit_probe = (float(x) for x in rows[1].split())
+    assert rows[0].split()[:3] == ["seed", "L_disc", "H(base)"] and rows[0].split()[-2:] == ["dim", "dim@init"]
+    assert len(rows) == 2
+    seed, loss, base, auc, probe, logit_probe, dim, dim_init = (float(x) for x in rows[1].split())
     assert seed == 0 and 0 < loss < 1 and 0.2 < base < 0.5 and 0 <= auc <= 1
     assert 0 < probe <= 100 and 0 < logit_probe <= 100
+    assert 1 <= dim <= 32 and 1 <= dim_init <= 32                               # --quick: width 32
 
 
 @pytest.mark.parametrize("network", ["discriminator", "generator"])
