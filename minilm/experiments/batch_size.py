@@ -25,7 +25,8 @@ Where should a larger batch help? McCandlish et al. 2018 ("An Empirical Model of
 Training") measure the gradient-noise scale B_simple = tr(Σ)/|G|² (minilm/experiments/noise_scale.py):
 far below it, a batch twice as large does as much per step as two steps, so at equal blocks read
 every batch does about as well; far above it, the extra blocks are wasted. Each row reports the
-noise scale at its final weights, so the table shows where its batches sit.
+noise scale at its final weights, and at the initial weights every row starts from, so the table
+shows where its batches sit at both ends of training (the noise scale grows as the loss falls).
 
 Held equal: the sequences (blocks) read, batch × steps, identical for every row (checked in plan());
 the tokens read, counted from the recipe's own batch schedule in every run (the table's column;
@@ -40,6 +41,7 @@ Metrics, on the recipe's held-out documents (never trained on; one fixed mask ea
                              [h_<s> ; mean_t h_t] on the two tasks of minilm/data/downstream.py
                              (minilm/experiments/electra_common.py's protocol; chance 1/3 and 1/2);
   gradient-noise scale       B_simple in blocks, at the row's final weights;
+  noise scale at init        the same at the initial weights (one model per seed: the same in every row);
   chosen peak lr             the learning rate whose run was kept.
 """
 from __future__ import annotations
@@ -128,7 +130,9 @@ def schedules(settings: dict) -> dict:
 # Measured on this machine (Intel Xeon, 2 cores) with this file's defaults except as stated.
 WHY_NOT = (
     "measured here. The gradient-noise scale (column) is 280 blocks or more in every run (280-2,900 over rows "
-    "and seeds: the estimate is noisy, its order of magnitude is the reading), above every batch compared. In "
+    "and seeds: the estimate is noisy, its order of magnitude is the reading), above every batch compared; at the "
+    "initial weights all rows share it is 10-15 blocks (column), so the batches compared straddle it as training "
+    "starts and all fall below it as the loss falls, for most of every run. In "
     "McCandlish et al. 2018's model a larger batch needs at least as many examples as a smaller one to reach a loss "
     "(E = E_min(1 + B / B_noise)), so at equal blocks read the smaller batch should win or tie; it wins, each "
     "batch at the better of its learning rates. Every row kept its larger rate (×2); by hand at seed 0, ×4 gives dev loss 4.488 against "
@@ -138,7 +142,7 @@ WHY_NOT = (
     "steps reaches perplexity 35.6 and batch 128 × 160 steps 65.7, against 73.1 and 96.6 at 1×. RoBERTa's gain "
     "at 2K over 256 is then not one the noise-scale model predicts; its hand-tuned learning rates (1e-4 at 256, "
     "7e-4 at 2K) are a likelier source, which this table does not test. The probes lean the paper's way (entailment "
-    "52.6 at batch 8, 69.7 at batch 128) but within the seeds' spread")
+    "51.0 at batch 8, 69.7 at batch 128) but within the seeds' spread")
 
 
 def claims(rows: dict) -> list:
@@ -161,6 +165,7 @@ def plan(cfg: BatchSizeConfig) -> Plan:
         title="batch size at equal compute: the same blocks read in small batches for many steps or large for few",
         conditions=list(rows),
         metrics=[*METRICS, Metric("noise_scale", "gradient-noise scale (blocks)", percent=False),
+                 Metric("noise_scale_init", "noise scale at init (blocks)", percent=False),
                  Metric("lr", "chosen peak lr", percent=False), Metric("tokens_seen", "tokens read", percent=False)],
         settings=settings,
         x={c: B for c, (B, _, _, _) in rows.items()}, xlabel="batch size (blocks per step)",
@@ -173,8 +178,8 @@ def plan(cfg: BatchSizeConfig) -> Plan:
                "the dev half of the held-out blocks; perplexity and accuracy are read on the other half. Warm-up "
                f"{settings['warmup_share']:.0%} of each run's steps.",
                f"Gradient-noise scale: B_simple = tr(Σ)/|G|² (McCandlish et al. 2018, App. A.1) at each row's final "
-               f"weights, from {NOISE_DRAWS[0]} batches of {NOISE_SMALL} and {NOISE_DRAWS[1]} of {NOISE_BIG} "
-               "training blocks: below it a larger batch needs proportionally fewer steps, above it the extra "
+               f"weights and at the initial weights all rows share, from {NOISE_DRAWS[0]} batches of {NOISE_SMALL} "
+               f"and {NOISE_DRAWS[1]} of {NOISE_BIG} training blocks: below it a larger batch needs proportionally fewer steps, above it the extra "
                "blocks are mostly wasted. A ratio of two noisy differences: read its order of magnitude.",
                "Liu et al. 2019, Table 3 (BERT-base, equal sequences; MNLI-m and SST-2 dev, perplexity on held-out "
                "training data): 256 × 1M steps (lr 1e-4) perplexity 3.99, "
@@ -221,6 +226,8 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     seen = tokens_seen(recipe, steps)
     check_tokens(seen, B * steps, float(np.mean([len(b) for b in recipe.train_blocks])))
     model_class, best = type(recipe.model), None
+    recipe.model = model_class(recipe.model_config, rng=np.random.default_rng(seed))        # the common start
+    init_scale = noise_scale_of(recipe, seed)
     for factor in lr_factors(settings):
         recipe.model = model_class(recipe.model_config, rng=np.random.default_rng(seed))  # the same start
         pretrain(recipe, run_schedule(override(cfg, lr=lr * factor), seed))
@@ -233,5 +240,6 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     with no_grad():
         held = recipe.evaluate(recipe.model, TEST)
     return {**scores(recipe, held["loss"], held["mlm_accuracy"], seed, settings),
-            "tokens_seen": seen, "noise_scale": noise_scale_of(recipe, seed), "steps": steps,
+            "tokens_seen": seen, "noise_scale": noise_scale_of(recipe, seed), "noise_scale_init": init_scale,
+            "steps": steps,
             "lr": lr * factor, "lr_factor": factor, "dev_loss": dev}

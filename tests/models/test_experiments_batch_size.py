@@ -160,8 +160,13 @@ def test_each_row_keeps_the_learning_rate_with_the_lowest_dev_loss(monkeypatch):
     monkeypatch.setattr(bs, "pretrain", fake_pretrain)
     monkeypatch.setattr(roberta.RobertaRecipe, "evaluate", fake_evaluate)
     monkeypatch.setattr(bs, "scores", lambda recipe, loss, acc, seed, s: {"heldout_loss": loss})
-    monkeypatch.setattr(bs, "noise_scale_of", lambda recipe, seed: 1.0)
+    measured = []                                                    # the weights each noise scale is read at
+    monkeypatch.setattr(bs, "noise_scale_of", lambda recipe, seed: measured.append(
+        float(next(iter(recipe.model.parameters())).data.ravel()[0])) or (2.0 if hasattr(recipe.model, "trained_lr")
+                                                                         else 1.0))
     out = bs.run_one("batch 8 × 160 steps", 0, settings)
+    assert (out["noise_scale_init"], out["noise_scale"]) == (1.0, 2.0)  # the untrained start, then the kept run
+    assert measured[0] == firsts[0]                                  # at the weights every run starts from
     assert trained == pytest.approx([lr * f for f in (0.5, 1, 2, 4)])
     assert len(set(firsts)) == 1                                     # every run starts from the same weights
     assert out["lr_factor"] == 2 and out["lr"] == pytest.approx(2 * lr)
