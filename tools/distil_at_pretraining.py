@@ -44,25 +44,15 @@ STUDENTS = {
 
 
 def pretrained_teacher(seed: int, s: dict, steps: int):
-    """``(BertForPreTraining, tokenizer, data, batch)``: the teacher after ``steps`` MLM + NSP steps
-    on the distillation experiment's corpus, the encoded labelled pairs, and the batch function of
-    its pre-training pairs (``finetune.mlm_nsp_batches``)."""
+    """``(BertForPreTraining, tokenizer, data, batch)``: the distillation experiment's teacher after
+    ``steps`` MLM + NSP steps (``distillation.pretrained_teacher``, with its MLM head), the encoded
+    labelled pairs, and the batch function of its pre-training pairs (``finetune.mlm_nsp_batches``)."""
     from minilm.data import synthetic_corpus
-    from minilm.downstream.finetune import mlm_nsp_batches, pretrain_bert
+    from minilm.downstream.finetune import mlm_nsp_batches
     from minilm.experiments import distillation
-    from minilm.models.bert import BertConfig
-    from minilm.models.bert_heads import BertForPreTraining
-    from minilm.tokenizers import WordPieceTokenizer
-    train, test = distillation.labelled_pairs(seed, s)
-    docs = synthetic_corpus(s["docs"], rng=np.random.default_rng([seed, 2]))
-    tok = WordPieceTokenizer.train([x for d in docs for x in d] + [t for e in train for t in (e.premise, e.hypothesis)],
-                                   s["vocab_size"])
-    config = BertConfig(vocab_size=tok.vocab_size, max_position_embeddings=s["max_len"], n_layer=s["teacher_layers"],
-                        n_head=s["n_head"], n_embd=s["n_embd"], dropout=0.1)
-    teacher = BertForPreTraining(config, rng=np.random.default_rng([seed, 3]))
-    pretrain_bert(teacher, tok, docs, steps=steps, batch_size=s["batch_size"], lr=2e-3, max_seq_length=s["max_len"],
-                  seed=seed)
+    teacher, tok, (train, test) = distillation.pretrained_teacher(seed, s, steps=steps, heads=True)
     teacher.eval()
+    docs = synthetic_corpus(s["docs"], rng=np.random.default_rng([seed, 2]))          # pretrain_encoder's documents
     batch, _ = mlm_nsp_batches(tok, docs, batch_size=s["batch_size"], max_seq_length=s["max_len"], seed=seed)
     return teacher, tok, distillation._encoded(tok, train, test, s), batch
 

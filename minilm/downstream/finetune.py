@@ -203,12 +203,13 @@ def finetune_and_score(clf, tokenizer, train, test, max_len: int, *, steps: int,
             "n_test_negated": int(negated.sum())}, losses
 
 
-def pretrain_encoder(cfg: FinetuneConfig, texts, *, docs=None, progress: bool = False):
+def pretrain_encoder(cfg: FinetuneConfig, texts, *, docs=None, progress: bool = False, heads: bool = False):
     """``(BertModel, tokenizer, pre-training losses)``: a WordPiece tokenizer of ``cfg.vocab_size``
     trained on ``cfg.n_docs`` synthetic documents (or ``docs``, lists of sentences such as
     ``read_corpus`` gives) and ``texts`` (the task's training sentences, so that their words have
     tokens), and a BERT of ``cfg``'s size pre-trained on the documents (MLM + NSP) for
-    ``cfg.pretrain_steps`` steps (0 = a random encoder)."""
+    ``cfg.pretrain_steps`` steps (0 = a random encoder). ``heads=True``: the whole
+    ``BertForPreTraining`` instead of its encoder (a distillation teacher needs its MLM head)."""
     if docs is None:
         docs = synthetic_corpus(cfg.n_docs, rng=np.random.default_rng([cfg.seed, 2]))
     tokenizer = WordPieceTokenizer.train([s for d in docs for s in d] + list(texts), cfg.vocab_size)
@@ -219,7 +220,7 @@ def pretrain_encoder(cfg: FinetuneConfig, texts, *, docs=None, progress: bool = 
     if cfg.pretrain_steps:
         losses = pretrain_bert(pre, tokenizer, docs, steps=cfg.pretrain_steps, batch_size=cfg.batch_size,
                                lr=cfg.pretrain_lr, max_seq_length=cfg.max_seq_length, seed=cfg.seed, progress=progress)
-    return pre.bert, tokenizer, losses
+    return (pre if heads else pre.bert), tokenizer, losses
 
 
 def bert_classifier(bert, num_labels: int = 2, *, seed, pool: str = "cls") -> BertForSequenceClassification:

@@ -112,6 +112,8 @@ SHUFFLING_WHY_NOT = (
 HIDE_TOKENS = ("token masking", "token deletion", "text infilling")
 MNLI_READOUT = ("read here as the paper reads MNLI: every weight fine-tuned, the classifier on the decoder's final "
                 "token with the input on both sides (§3.2).")
+PROBE_READOUT = ("read here from the decoder's final token with the input on both sides (§3.2), by a probe of the "
+                 "frozen model (the paper fine-tunes).")                       # with --finetune-steps 0
 CLAIMS = [
     BestOf("Text infilling, alone or with sentence shuffling, is the most consistently strong noising (Lewis et "
            "al. 2020, Table 1 and §5.1); read here on the mean held-out reconstruction loss over the five noisings.",
@@ -193,9 +195,6 @@ def claims_for(settings: dict) -> list:
                     why_not=c.why_not and SHUFFLING_WHY_NOT_PROBE) if c.metric == "finetuned" else c
             for c in CLAIMS]
 
-
-PROBE_READOUT = ("read here from the decoder's final token with the input on both sides (§3.2), by a probe of the "
-                 "frozen model (the paper fine-tunes).")
 
 
 def recipe_config(settings: dict, seed: int, noising: str):

@@ -170,8 +170,9 @@ _CACHE: dict = {}   # {(seed, teacher settings as JSON): bundle}; a run's result
 def teacher_bundle(seed: int, settings: dict) -> dict:
     """The fine-tuned teacher of ``seed`` with its tokenizer, the encoded train and test pairs, and
     which test pairs it gets right (``correct`` (n_test,) bool) with their mean (``accuracy``).
-    Deterministic for (seed, settings); cached (the latest one) so that every condition of a seed reuses it, and trained by one process of a ``--jobs`` run, which the others
-    load it from (``minilm.experiments.shared``)."""
+    Deterministic for (seed, settings); cached (the latest one) so that every condition of a seed
+    reuses it, and trained by one process of a ``--jobs`` run, which the others load it from
+    (``minilm.experiments.shared``)."""
     key = (seed, json.dumps({k: settings.get(k) for k in TEACHER_KEYS + ("corpus",)}, sort_keys=True))
     if key not in _CACHE:
         _CACHE.clear()
@@ -212,18 +213,28 @@ def _encoded(tok, train, test, s: dict) -> dict:
             "test_mask": test_mask, "y_test": np.array([e.label for e in test])}
 
 
-def _train_teacher(seed: int, s: dict) -> dict:
+def pretrained_teacher(seed: int, s: dict, *, steps: int | None = None, heads: bool = False):
+    """``(encoder, tokenizer, (train, test))``: the teacher's pre-training (``finetune.pretrain_encoder``:
+    MLM + NSP for ``steps``, default ``pretrain_steps``, on the corpus) before any fine-tuning, and the
+    labelled pairs of :func:`labelled_pairs`, whose sentences the tokenizer was trained with.
+    ``heads=True``: the whole ``BertForPreTraining``."""
     from minilm.downstream.finetune import FinetuneConfig, pretrain_encoder
     train, test = labelled_pairs(seed, s)
     pretraining = FinetuneConfig(n_docs=s["docs"], vocab_size=s["vocab_size"], n_layer=s["teacher_layers"],
                                  n_head=s["n_head"], n_embd=s["n_embd"], max_seq_length=s["max_len"], dropout=0.1,
-                                 pretrain_steps=s["pretrain_steps"], pretrain_lr=2e-3, batch_size=s["batch_size"],
-                                 seed=seed)
+                                 pretrain_steps=s["pretrain_steps"] if steps is None else steps, pretrain_lr=2e-3,
+                                 batch_size=s["batch_size"], seed=seed)
     docs = None
     if s.get("corpus"):   # ``--corpus``: "real" or a file, instead of the synthetic documents
         from minilm.data import read_corpus
         docs = read_corpus(s["corpus"])
-    bert, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)], docs=docs)
+    model, tok, _ = pretrain_encoder(pretraining, [t for e in train for t in (e.premise, e.hypothesis)], docs=docs,
+                                     heads=heads)
+    return model, tok, (train, test)
+
+
+def _train_teacher(seed: int, s: dict) -> dict:
+    bert, tok, (train, test) = pretrained_teacher(seed, s)
     data = _encoded(tok, train, test, s)
     teacher, correct = finetune_on_pairs(bert, data, seed, s)
     return {"teacher": teacher, "tokenizer": tok, **data, "correct": correct, "accuracy": float(correct.mean())}
