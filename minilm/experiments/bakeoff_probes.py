@@ -1,13 +1,15 @@
 """The bake-off's readout: the network of each family a downstream task would use, its inputs in the
-family's own layout, and the frozen-feature probes on the sentiment and entailment tasks (the
-protocol is in minilm/experiments/bakeoff.py's docstring). Letters: N examples, T tokens, H width."""
+family's own layout, the frozen-feature probes on the sentiment and entailment tasks, and the
+fine-tuned entailment readout (the protocol is in minilm/experiments/bakeoff.py's docstring).
+Letters: N examples, T tokens, H width, B batch, K classes."""
 from __future__ import annotations
 
 from typing import Optional
 
 import numpy as np
 
-from autograd import no_grad
+import autograd.functional as F
+from autograd import nn, no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
 from minilm.experiments.electra_common import sentence_features, unseen_words
@@ -91,6 +93,62 @@ def missing_probe_words(documents, settings: dict, seed: int) -> dict:
         unseen, types, _ = unseen_words(documents, [text for pair in list(x_train) + list(x_test) for text in pair])
         out[task] = len(unseen) / types
     return out
+
+
+class FamilyClassifier(nn.Module):
+    """Fine-tuning's classifier for any family: a new Linear on the state a pair's label is read from
+    (the first position, [CLS] or <s>; GPT's last real token, the one that has read the whole pair:
+    Radford et al. 2018, §3.3), with ``BertForSequenceClassification``'s call, so
+    ``finetune_classifier`` trains every weight of ``model`` and the new layer."""
+
+    pool = "first token (GPT: last)"
+
+    def __init__(self, condition: str, model, num_labels: int, *, rng):
+        super().__init__()
+        self.condition, self.model = condition, model
+        self.classifier = nn.Linear(model.config.n_embd, num_labels, rng=rng, init_std=0.02)
+
+    def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
+        h = encoder(self.condition, self.model)(input_ids, attention_mask)                  # (B, T, H)
+        if self.condition == GPT:
+            pooled = h[np.arange(len(input_ids)), np.asarray(attention_mask).sum(1).astype(int) - 1]  # (B, H)
+        else:
+            pooled = h[:, 0]                                                              # (B, H)
+        logits = self.classifier(pooled)                                                  # (B, K)
+        return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
+
+
+FINETUNE_LRS = (1e-3, 3e-3)      # the fine-tuned readout's rates; the better on the dev pairs is kept
+
+
+def finetuned_entailment(condition: str, model, tokenizer, seed: int, settings: dict, dev: int = 300) -> float:
+    """The papers' MNLI readout, in miniature: every weight of ``model`` and a new layer
+    (:class:`FamilyClassifier`) trained on the entailment probe's training pairs for
+    ``finetune_steps`` steps of batch 32 at each rate of :data:`FINETUNE_LRS`; the rate with the best
+    accuracy on ``dev`` other pairs is scored on the probe's test pairs. ``model`` is left as it was."""
+    from minilm.data import entailment_dataset, pad_batch
+    from minilm.downstream.finetune import classification_accuracy, finetune_classifier
+    from autograd import enable_grad
+
+    def encoded(pairs, labels):
+        ids, mask = pad_batch([pair_ids(condition, tokenizer, a, b, settings["seq_len"]) for a, b in pairs],
+                              tokenizer.pad_id)
+        return ids, mask, np.asarray(labels)
+
+    x_tr, y_tr, x_te, y_te = probe_tasks(seed, settings)["entailment"]
+    held = entailment_dataset(dev, rng=np.random.default_rng([seed, 78]))
+    train, test = encoded(x_tr, y_tr), encoded(x_te, y_te)
+    dev_set = encoded([(e.premise, e.hypothesis) for e in held], [e.label for e in held])
+    state, runs = model.state_dict(), []
+    with enable_grad():
+        for lr in FINETUNE_LRS:
+            model.load_state_dict(state)
+            clf = FamilyClassifier(condition, model, 3, rng=np.random.default_rng([seed, 4]))
+            finetune_classifier(clf, *train, steps=settings["finetune_steps"], batch_size=32, lr=lr, seed=[seed, 5])
+            runs.append((classification_accuracy(clf, *dev_set).mean(),
+                         classification_accuracy(clf, *test).mean()))
+    model.load_state_dict(state)
+    return float(max(runs, key=lambda r: r[0])[1])                 # the first rate wins a tie
 
 
 def probe_scores(condition: str, model, tokenizer, seed: int, settings: dict) -> dict:

@@ -21,8 +21,9 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS and len(exp.CONDITIONS) == 10
     assert [m.key for m in full.metrics] == ["sentiment", "entailment", "sentiment_gain", "entailment_gain",
-                                             "perplexity", "vs_unigram", "parameters", "tokens", "gflops"]
-    assert not full.metrics[4].higher_is_better and not full.metrics[5].higher_is_better
+                                             "finetuned", "finetuned_gain", "perplexity", "vs_unigram",
+                                             "parameters", "tokens", "gflops"]
+    assert not full.metrics[6].higher_is_better and not full.metrics[7].higher_is_better
     f, q = full.settings, quick.settings
     assert q["steps"] < f["steps"] and q["docs"] < f["docs"] and q["batch_tokens"] < f["batch_tokens"]
     assert q["n_embd"] <= f["n_embd"] and q["probe_test"] < f["probe_test"]
@@ -31,6 +32,10 @@ def test_registered_and_planned():
     args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "x.txt"])
     settings = exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings
     assert settings["steps"] == 7 and settings["corpus"] == "x.txt"
+    assert [c.metric for c in full.claims] == ["finetuned_gain"] * 2 and q["finetune_steps"] < f["finetune_steps"]
+    no_tuning = exp.plan(replace(exp.CONFIG(), finetune_steps=0))      # without the fine-tune: read on the probe
+    assert [c.metric for c in no_tuning.claims] == ["entailment_gain"] * 2
+    assert all("fine-tun" not in c.paper for c in no_tuning.claims)
 
 
 def test_gains_are_taken_against_the_families_own_init():
@@ -157,6 +162,51 @@ def test_student_loss_weighs_each_term_as_asked(tiny_bert):
     assert paper.weights == exp.DISTIL_WEIGHTS == {"soft": 5.0, "mlm": 2.0, "cos": 1.0}
     assert paper.loss(paper.model, batch)[0].item() > 2 * out["mlm_loss"].item()     # + soft + cosine > 0
 
+def _tiny_gpt_and_bert():
+    from minilm.models.bert import BertConfig
+    from minilm.models.bert_heads import BertForPreTraining
+    from minilm.models.gpt import GPT, GPTConfig
+    gpt = GPT(GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.0),
+              rng=np.random.default_rng(0))
+    bert = BertForPreTraining(BertConfig(vocab_size=10, max_position_embeddings=8, n_layer=1, n_head=2, n_embd=8,
+                                         dropout=0.0), rng=np.random.default_rng(0))
+    return gpt, bert
+
+
+def test_the_fine_tuned_classifier_reads_the_state_that_has_read_the_pair():
+    """GPT's label comes from its last real token (the only one that has read the whole pair), the
+    encoders' from the first; padding never changes it; the loss trains the network itself."""
+    gpt, bert = _tiny_gpt_and_bert()
+    ids, mask = np.array([[3, 4, 5, 0], [3, 6, 0, 0]]), np.array([[1, 1, 1, 0], [1, 1, 0, 0]])
+    for condition, model in ((exp.GPT, gpt), (exp.BERT, bert)):
+        clf = exp.FamilyClassifier(condition, model, 3, rng=np.random.default_rng(1))
+        logits = clf(ids, None, mask)["logits"].data                                    # (2, 3)
+        padded = ids.copy()
+        padded[:, -1] = 7                                               # a pad's id: masked out either way
+        assert logits.shape == (2, 3) and np.allclose(clf(padded, None, mask)["logits"].data, logits), condition
+        last = ids.copy()
+        last[0, 2] = 8                                                  # the first pair's last real token
+        assert not np.allclose(clf(last, None, mask)["logits"].data[0], logits[0]), condition
+        out = clf(ids, None, mask, labels=np.array([0, 2]))
+        out["loss"].backward()
+        assert any(p.grad is not None and np.abs(p.grad).sum() > 0 for p in model.parameters()), condition
+    # GPT reads the last token only: the first sentence's first token alone does not decide it
+    clf = exp.FamilyClassifier(exp.GPT, gpt, 3, rng=np.random.default_rng(1))
+    h = exp.encoder(exp.GPT, gpt)(ids, mask).data
+    assert np.allclose(clf(ids, None, mask)["logits"].data[1], h[1, 1] @ clf.classifier.weight.data.T
+                       + clf.classifier.bias.data, atol=1e-5)
+
+
+def test_fine_tuning_leaves_the_pretrained_network_as_it_was(tiny_bert):
+    recipe, s = tiny_bert
+    before = recipe.model.state_dict()
+    acc = exp.finetuned_entailment(exp.BERT, recipe.model, recipe.tokenizer, 0,
+                                   {**s, "probe_train": 16, "probe_test": 20, "finetune_steps": 2}, dev=10)
+    assert 0.0 <= acc <= 1.0 and (acc * 20) == pytest.approx(round(acc * 20))   # a share of the 20 test pairs
+    after = recipe.model.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
 def test_encoders_give_one_vector_per_token():
     from minilm.models.gpt import GPT, GPTConfig
     from minilm.models.xlnet import XLNet, XLNetConfig
@@ -186,10 +236,11 @@ def test_quick_run_end_to_end(tmp_path, capsys):
             assert len(values) == 3 and all(math.isfinite(v) for v in values), (c, key)
     for run in r["runs"]:   # each family against its own init: the gain is trained − untrained, per run
         m = run["metrics"]
-        for task in ("sentiment", "entailment"):
-            assert m[f"{task}_gain"] == pytest.approx(m[task] - m[f"{task}_init"]), (run["condition"], task)
+        for name in ("sentiment", "entailment", "finetuned"):
+            assert m[f"{name}_gain"] == pytest.approx(m[name] - m[f"{name}_init"]), (run["condition"], name)
+            assert 0.0 <= m[name] <= 1.0, (run["condition"], name)
         if run["condition"] == exp.RANDOM:
-            assert m["sentiment_gain"] == m["entailment_gain"] == 0.0
+            assert m["sentiment_gain"] == m["entailment_gain"] == m["finetuned_gain"] == 0.0
     ppl = r["summary"]["perplexity"]
     assert math.isfinite(ppl[exp.GPT]["mean"]) and ppl[exp.GPT]["mean"] < 300       # V = 300: below uniform
     assert all(v is None for c in exp.CONDITIONS if c != exp.GPT for v in ppl[c]["values"])
@@ -199,7 +250,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
 def test_vs_unigram_reads_each_familys_token_loss_against_its_own_unigram(monkeypatch):
     """The plateau column: BERT's MLM loss (not MLM + NSP), ELECTRA's generator loss (not + 50 x the
     discriminator's), every other family's own loss, each minus the unigram model's on its targets."""
-    settings = {**exp.settings_of(exp.CONFIG.quick()), "task_text": 0}
+    settings = {**exp.settings_of(exp.CONFIG.quick()), "task_text": 0, "finetune_steps": 0}
     fake = {"metrics": {"loss": 9.0, "mlm_loss": 4.0}, "baselines": {"unigram_loss": 5.0}}
     monkeypatch.setattr(exp, "_train", lambda recipe, s, seed: fake)
     monkeypatch.setattr(exp, "check_equal", lambda *a, **k: None)
