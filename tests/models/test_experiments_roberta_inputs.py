@@ -23,7 +23,9 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS
     assert set(exp.FORMATS.values()) == {"full", "doc", "segment-pair", "sentence-pair"}
-    assert [m.key for m in full.metrics] == ["entailment_probe", "sentiment_probe", "mlm_accuracy", "tokens_seen_k"]
+    assert [m.key for m in full.metrics] == ["entailment_probe", "sentiment_probe", "entailment_finetuned",
+                                             "mlm_accuracy", "tokens_seen_k"]
+    assert 0 < quick.settings["ft_steps"] < full.settings["ft_steps"]
     for key in ("steps", "docs", "tokens_per_batch", "probe_test"):
         assert quick.settings[key] < full.settings[key], key
     json.dumps(full.settings)
@@ -162,7 +164,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     r = quick_run(exp.NAME, tmp_path)   # seed 0: the recorded numbers
     assert r["conditions"] == exp.CONDITIONS and r["seeds"] == [0, 1, 2]
     assert len(r["runs"]) == 3 * len(exp.CONDITIONS)
-    for key in ("entailment_probe", "sentiment_probe", "mlm_accuracy"):
+    for key in ("entailment_probe", "sentiment_probe", "entailment_finetuned", "mlm_accuracy"):
         for c in exp.CONDITIONS:
             values = r["summary"][key][c]["values"]
             assert len(values) == 3 and all(0 <= v <= 1 for v in values)
@@ -197,11 +199,19 @@ def test_pretraining_text_holds_every_word_of_the_probes(tmp_path):
     assert not {"not", "animal"} <= words(s for d in docs[:cfg.docs] for s in d)   # the corpus alone lacks them
 
 
-def test_finetuned_column_only_when_asked():
+def test_findings_are_read_on_the_fine_tuned_score_unless_it_is_skipped():
+    """The paper fine-tunes: the claims read that column, and the frozen probe only with --ft-steps 0,
+    each with the reason measured for its own readout."""
     quick = exp.CONFIG.quick()
-    assert "entailment_finetuned" not in [m.key for m in exp.plan(quick).metrics]
+    skipped = exp.plan(override(quick, ft_steps=0))
+    assert "entailment_finetuned" not in [m.key for m in skipped.metrics]
+    assert [c.metric for c in skipped.claims] == ["entailment_probe"] * 3
+    assert all(c.why_not == exp.PROBE_WHY_NOT and "probe" in c.paper for c in skipped.claims)
     plan = exp.plan(override(quick, ft_steps=5))
     assert "entailment_finetuned" in [m.key for m in plan.metrics]
+    assert [c.metric for c in plan.claims] == ["entailment_finetuned"] * 3 and plan.claims == exp.CLAIMS
+    assert all(c.why_not == exp.FINETUNED_WHY_NOT and "fine-tuned" in c.paper for c in plan.claims)
+    assert [(c.above, c.below) for c in plan.claims] == [(c.above, c.below) for c in skipped.claims]
     assert any(n.startswith("Fine-tuned:") for n in plan.notes)
     args = build_parser().parse_args(["experiment", exp.NAME, "--ft-steps", "5", "--ft-lrs", "1e-3"])
     settings = exp.plan(from_args(exp.CONFIG, args, base=quick)).settings
