@@ -9,9 +9,12 @@ settings, the record no longer describes it and the tool refuses (re-run the exp
 seeds and the wall-clock time on the page are the recorded run's; the PNG is left as it was.
 ``--check`` writes nothing and fails if a page or a record's verdict is not what its runs give
 (tests/models/test_docs.py runs it), so the verdicts on the pages are always computed from the runs.
+``--plots`` also redraws NAME.png from the recorded runs, as the runner draws it: after a change to
+the title or to which metrics come first (the plotted ones).
 
     python tools/render_experiment_pages.py              # every page
     python tools/render_experiment_pages.py masking      # one
+    python tools/render_experiment_pages.py --plots bakeoff
     python tools/render_experiment_pages.py --check
 """
 from __future__ import annotations
@@ -40,9 +43,10 @@ def _command(record: dict, md_path: Path) -> str:
     return f"minilm experiment {record['name']}"
 
 
-def render(name: str, folder: Path = EXPERIMENTS) -> tuple[str, dict]:
+def render(name: str, folder: Path = EXPERIMENTS, plot: bool = False) -> tuple[str, dict]:
     """(the page's Markdown, the record with its command and verdict) for experiment ``name``, from
-    ``folder``/NAME.json (docs/experiments, or its ``real/`` for the runs on ``--corpus real``)."""
+    ``folder``/NAME.json (docs/experiments, or its ``real/`` for the runs on ``--corpus real``);
+    ``plot``: also redraw ``folder``/NAME.png."""
     from minilm.experiments import available, claims, config_of, report
     from minilm.experiments.runner import values_of
     module = available()[name]
@@ -58,6 +62,8 @@ def render(name: str, folder: Path = EXPERIMENTS) -> tuple[str, dict]:
     command = _command(record, md_path)
     cpu = sum(r.get("cpu_seconds", 0.0) for r in record["runs"])
     md = report.markdown_report(name, plan, values, record["seeds"], command, record["seconds"], cpu)
+    if plot:
+        report.figure(name, plan, values, folder / f"{name}.png")
     return md, dict(record, command=command, agreement=claims.verdict(plan.claims, values,
                                                                    plan.settings.get("corpus")))
 
@@ -66,6 +72,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="experiments to render (default: every one with a record)")
     ap.add_argument("--check", action="store_true", help="write nothing; fail if a page is out of date")
+    ap.add_argument("--plots", action="store_true", help="also redraw each NAME.png from its recorded runs")
     args = ap.parse_args(argv)
     from minilm.experiments import EXPERIMENTS as REGISTRY
     from minilm.io import atomic_write
@@ -75,7 +82,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"render_experiment_pages: no record of {args.names} in {EXPERIMENTS} or {REAL}")
     stale = []
     for folder, name in pages:
-        md, record = render(name, folder)
+        md, record = render(name, folder, plot=args.plots and not args.check)
         md_path, json_path = folder / f"{name}.md", folder / f"{name}.json"
         old = json.loads(json_path.read_text(encoding="utf-8"))
         if args.check:

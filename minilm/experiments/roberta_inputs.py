@@ -196,9 +196,9 @@ def plan(cfg: RobertaInputsConfig) -> Plan:
     return Plan(
         title="RoBERTa's input formats at equal steps and tokens: fine-tuning, frozen-feature probes and held-out MLM",
         conditions=list(CONDITIONS),
-        metrics=[Metric("entailment_probe", "entailment probe"),
+        metrics=[*([Metric("entailment_finetuned", "entailment, fine-tuned")] if settings["ft_steps"] > 0 else []),
+                 Metric("entailment_probe", "entailment probe"),        # the claims' readout first: plotted
                  Metric("sentiment_probe", "sentiment probe"),
-                 *([Metric("entailment_finetuned", "entailment, fine-tuned")] if settings["ft_steps"] > 0 else []),
                  Metric("mlm_accuracy", "MLM accuracy (shared held-out blocks)"),
                  Metric("tokens_seen_k", "tokens seen (k)", percent=False)],
         settings=settings,

@@ -100,6 +100,22 @@ def test_the_pages_verdicts_are_computed_from_their_runs():
     assert render_pages.main(["--check"]) == 0
 
 
+def test_plots_are_redrawn_from_the_recorded_runs_only_when_asked(tmp_path):
+    """``--plots`` draws NAME.png beside the record from its runs; without it the PNG is not touched."""
+    import shutil
+    record = ROOT / "docs" / "experiments" / "masking.json"
+    if not record.exists():
+        pytest.skip("no recorded experiment runs here (a student release)")
+    spec = importlib.util.spec_from_file_location("render_pages", ROOT / "tools" / "render_experiment_pages.py")
+    render_pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render_pages)
+    shutil.copy(record, tmp_path / "masking.json")
+    md, _ = render_pages.render("masking", tmp_path)
+    assert md.startswith("### masking:") and not (tmp_path / "masking.png").exists()
+    assert render_pages.render("masking", tmp_path, plot=True)[0] == md
+    assert (tmp_path / "masking.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_every_record_names_the_page_beside_it():
     """A record's ``markdown`` and ``png`` are the files next to it, as the runner writes them when
     run with ``--out`` that folder (a run made elsewhere and copied in would name a temporary folder)."""

@@ -20,8 +20,8 @@ def test_registered_and_planned():
     assert EXPERIMENTS[exp.NAME] == "minilm.experiments.bakeoff"
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS and len(exp.CONDITIONS) == 10
-    assert [m.key for m in full.metrics] == ["sentiment", "entailment", "sentiment_gain", "entailment_gain",
-                                             "finetuned", "finetuned_gain", "perplexity", "vs_unigram",
+    assert [m.key for m in full.metrics] == ["finetuned", "finetuned_gain", "sentiment", "entailment",
+                                             "sentiment_gain", "entailment_gain", "perplexity", "vs_unigram",
                                              "parameters", "tokens", "gflops"]
     assert not full.metrics[6].higher_is_better and not full.metrics[7].higher_is_better
     f, q = full.settings, quick.settings
@@ -35,6 +35,7 @@ def test_registered_and_planned():
     assert [c.metric for c in full.claims] == ["finetuned_gain"] * 2 and q["finetune_steps"] < f["finetune_steps"]
     no_tuning = exp.plan(replace(exp.CONFIG(), finetune_steps=0))      # without the fine-tune: read on the probe
     assert [c.metric for c in no_tuning.claims] == ["entailment_gain"] * 2
+    assert [m.key for m in no_tuning.metrics] == [m.key for m in full.metrics][2:]
     assert all("fine-tun" not in c.paper for c in no_tuning.claims)
 
 

@@ -23,7 +23,7 @@ def test_registered_and_planned():
     full, quick = exp.plan(exp.CONFIG()), exp.plan(exp.CONFIG.quick())
     assert full.conditions == quick.conditions == exp.CONDITIONS
     assert set(exp.FORMATS.values()) == {"full", "doc", "segment-pair", "sentence-pair"}
-    assert [m.key for m in full.metrics] == ["entailment_probe", "sentiment_probe", "entailment_finetuned",
+    assert [m.key for m in full.metrics] == ["entailment_finetuned", "entailment_probe", "sentiment_probe",
                                              "mlm_accuracy", "tokens_seen_k"]
     assert 0 < quick.settings["ft_steps"] < full.settings["ft_steps"]
     for key in ("steps", "docs", "tokens_per_batch", "probe_test"):
