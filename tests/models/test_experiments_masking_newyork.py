@@ -79,10 +79,34 @@ def test_masking_on_a_corpus_file_trains_on_its_first_docs_and_holds_out_its_end
     read = []
     real = common.read_corpus
     monkeypatch.setattr(common, "read_corpus", lambda p: read.append(real(p)) or read[-1])
-    settings = masking.plan(override(masking.CONFIG.quick(), corpus=str(path), docs=6, eval_docs=4)).settings
+    settings = masking.plan(override(masking.CONFIG.quick(), corpus=str(path), docs=6, eval_docs=4,
+                                     finetune_steps=0)).settings
     out = masking.run_one(masking.REFERENCE, 0, settings)
     assert read == [docs[:6]]                                 # the recipe read the first 6 documents alone
     assert 0.0 <= out["heldout_accuracy"] <= 1.0 and math.isfinite(out["heldout_loss"])
+
+
+def test_masking_fine_tunes_unless_told_not_to_and_its_reference_is_the_untrained_encoder(monkeypatch):
+    """--finetune-steps N (150 by default) adds the paper's readout: every condition's trained encoder,
+    and for the reference row the same encoder untrained, each fine-tuned the same way; 0: none."""
+    full = masking.plan(masking.CONFIG())
+    assert full.metrics[-1].key == "finetuned" and full.settings["finetune_steps"] == 150
+    assert [c.metric for c in full.claims] == ["heldout_accuracy"] * 2        # the sharper readout here
+    no_tuning = masking.plan(override(masking.CONFIG(), finetune_steps=0))
+    assert "finetuned" not in [m.key for m in no_tuning.metrics] and "paper fine-tunes" in no_tuning.notes[-1]
+    cfg = override(masking.CONFIG.quick(), docs=6, eval_docs=4, finetune_steps=3)
+    plan = masking.plan(cfg)
+    assert plan.metrics[-1].key == "finetuned" and "3 steps" in plan.notes[-1]
+    seen = []
+
+    def fake(model, tokenizer, seed, steps):
+        seen.append((float(np.abs(model.state_dict()["lm_head.bias"]).sum()), steps))
+        return 0.5
+    monkeypatch.setattr(masking, "finetuned", fake)
+    assert masking.run_one(masking.REFERENCE, 0, plan.settings)["finetuned"] == 0.5
+    assert seen == [(0.0, 3)]                                          # untrained: its output bias is still 0
+    off = masking.plan(override(cfg, finetune_steps=0)).settings
+    assert "finetuned" not in masking.run_one(masking.REFERENCE, 0, off) and len(seen) == 1
 
 
 # ---- new-york -----------------------------------------------------------------------------------
