@@ -203,7 +203,7 @@ def run_one(condition: str, seed: int, settings: dict) -> dict:
     fresh = [p for c in range(settings["eval_masks"])
              for p in masked_pairs(recipe.train_blocks, recipe.masker, seed_prefix=[seed, 97, c])]
     seen = [recipe.data.get(i, 0) for i in range(len(recipe.data))]  # epoch 0: static copy 0 / dynamic's first
-    tuned = settings.get("finetune_steps", 0)
+    tuned = settings["finetune_steps"]
     if condition == REFERENCE:                                 # its fine-tune: the encoder before training
         from minilm.corruption import targets_to_labels
         untrained = {"finetuned": finetuned(recipe.model, recipe.tokenizer, seed, tuned)} if tuned else {}

@@ -161,9 +161,6 @@ def claims_for(settings: dict) -> list:
             for finding, above, below in FINDINGS]
 
 
-CLAIMS = claims_for({"ft_steps": 150})     # the default run's
-
-
 @dataclass(frozen=True)
 class RobertaInputsConfig:
     """``minilm experiment roberta-inputs``: the RoBERTa recipe's config (the corpus, the model and the
@@ -188,6 +185,7 @@ class RobertaInputsConfig:
 
 
 CONFIG = RobertaInputsConfig
+CLAIMS = claims_for({"ft_steps": CONFIG.ft_steps})     # the default run's
 OPTIONS = ("corpus", "docs", "task_text", "steps", "tokens_per_batch", "ft_steps", "ft_lrs")
 
 
