@@ -27,11 +27,12 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
 import autograd.functional as F
-from autograd import nn, no_grad
+from autograd import enable_grad, nn, no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.baselines import text_baselines
 from minilm.corruption import mask_tokens
@@ -164,6 +165,32 @@ def classification_accuracy(model: BertForSequenceClassification, ids, mask, lab
             segs = None if segment_ids is None else segment_ids[i:i + batch_size]
             preds.append(model(ids[i:i + batch_size], segs, mask[i:i + batch_size])["logits"].data.argmax(-1))
     return np.concatenate(preds) == np.asarray(labels)
+
+
+def finetune_at_best_rate(make_classifier: Callable, train, dev, test, *, lrs, steps: int, seed,
+                          batch_size: int = 32) -> tuple[float, float]:
+    """Fine-tuning with the learning rate chosen on a development split, as BERT chooses it (Devlin
+    et al. 2019, §4.1: the best of 5e-5, 4e-5, 3e-5 and 2e-5 on the dev set, per task).
+
+    For each rate in ``lrs``, ``make_classifier()`` returns a classifier whose encoder starts from
+    the pre-trained weights (the caller decides how: a copy, or the weights reloaded in place); every
+    weight is trained ``steps`` steps of ``batch_size`` examples on ``train``, and the rate whose
+    classifier is most accurate on ``dev`` (the first on a tie) is scored on ``test``. Each split is
+    ``(ids (N, T), mask (N, T), labels (N,))``. A classifier is scored on ``test`` as soon as it is the
+    best on ``dev`` so far, before the next rate's (which may share its encoder) is made; only the
+    best one's score is returned. Returns ``(test accuracy, that rate)``; restoring the encoder's
+    pre-trained weights afterwards is the caller's job."""
+    if not lrs:
+        raise ValueError("finetune_at_best_rate: no learning rate given (lrs is empty)")
+    best_dev, best = -1.0, None
+    with enable_grad():                                    # also when called inside an evaluation
+        for lr in lrs:
+            clf = make_classifier()
+            finetune_classifier(clf, *train, steps=steps, batch_size=batch_size, lr=lr, seed=[seed, 5])
+            dev_accuracy = float(classification_accuracy(clf, *dev).mean())
+            if dev_accuracy > best_dev:
+                best_dev, best = dev_accuracy, (float(classification_accuracy(clf, *test).mean()), lr)
+    return best
 
 
 def _load_pretrained(path):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from autograd import enable_grad, nn, no_grad
+from autograd import nn, no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
 from minilm.experiments import recipe_field, run_schedule
@@ -176,21 +176,18 @@ def finetune_pairs(model, make_classifier, tokenizer, seed: int, settings: dict,
     """Fine-tuning on the entailment pairs: ``make_classifier(copy)`` wraps a copy of ``model`` (same
     weights) in a classifier with ``BertForSequenceClassification``'s call; every weight is trained
     for ``steps`` steps (batch 32) on the probe's training pairs, once per learning rate, and the rate
-    with the best accuracy on ``dev`` other pairs is kept. Returns (its accuracy on the probe's test
-    pairs, that rate). ``model`` itself is left as it was."""
-    from minilm.downstream.finetune import classification_accuracy, finetune_classifier
+    with the best accuracy on ``dev`` other pairs is kept (``finetune_at_best_rate``). Returns (its
+    accuracy on the probe's test pairs, that rate). ``model`` itself is left as it was."""
+    from minilm.downstream.finetune import finetune_at_best_rate
     train, test = probe_pairs(tokenizer, seed, settings)
     held = entailment_pairs(tokenizer, dev, np.random.default_rng([seed, 78]))
-    state, runs = model.state_dict(), []
-    with enable_grad():                                             # also when called from an evaluation
-        for lr in lrs:
-            copy = type(model)(model.config, rng=np.random.default_rng(0))
-            copy.load_state_dict(state)
-            clf = make_classifier(copy)
-            finetune_classifier(clf, *train[:3], steps=steps, batch_size=32, lr=lr, seed=[seed, 5])
-            runs.append((classification_accuracy(clf, *held[:3]).mean(), lr, clf))
-    _, lr, clf = max(runs, key=lambda r: r[0])                      # the first rate wins a tie
-    return float(classification_accuracy(clf, *test[:3]).mean()), lr
+    state = model.state_dict()
+
+    def fresh_copy():
+        copy = type(model)(model.config, rng=np.random.default_rng(0))
+        copy.load_state_dict(state)
+        return make_classifier(copy)
+    return finetune_at_best_rate(fresh_copy, train[:3], held[:3], test[:3], lrs=lrs, steps=steps, seed=seed)
 
 
 def unseen_words(documents, texts) -> tuple[list[str], int, float]:

@@ -302,23 +302,20 @@ def finetuned_accuracy(recipe, data, seed: int, settings: dict) -> float:
     entailment pairs, once per learning rate of ``ft_lrs`` from the same pre-trained weights; the
     rate with the best accuracy on the ``dev_size`` pairs held out of training is scored on the test
     pairs (test accuracy). ``recipe.model`` is left as pre-trained."""
-    from minilm.downstream.finetune import EncoderClassifier, classification_accuracy, finetune_classifier
-    (ids, mask, y), (test_ids, test_mask, test_y) = data
+    from minilm.downstream.finetune import EncoderClassifier, finetune_at_best_rate
+    (ids, mask, y), test = data
     d = dev_size(settings)
-    pretrained = {k: v.copy() for k, v in recipe.model.state_dict().items()}
-    best = (-1.0, 0.0)                                                   # (dev, test) accuracy
-    for lr in ft_lrs(settings):
+    pretrained = recipe.model.state_dict()
+
+    def from_pretrained():                         # the same encoder, its pre-trained weights reloaded
         recipe.model.load_state_dict(pretrained)
-        clf = EncoderClassifier(_Encoder(recipe), recipe.model.config.n_embd, 3, rng=np.random.default_rng([seed, 4]))
-        clf.train()
-        finetune_classifier(clf, ids[d:], mask[d:], y[d:], steps=settings["ft_steps"], batch_size=32, lr=lr,
-                            seed=[seed, 5])
-        dev = float(classification_accuracy(clf, ids[:d], mask[:d], y[:d]).mean())
-        if dev > best[0]:
-            best = (dev, float(classification_accuracy(clf, test_ids, test_mask, test_y).mean()))
-    recipe.model.load_state_dict(pretrained)
-    recipe.model.eval()
-    return best[1]
+        return EncoderClassifier(_Encoder(recipe), recipe.model.config.n_embd, 3, rng=np.random.default_rng([seed, 4]))
+    try:
+        return finetune_at_best_rate(from_pretrained, (ids[d:], mask[d:], y[d:]), (ids[:d], mask[:d], y[:d]), test,
+                                     lrs=ft_lrs(settings), steps=settings["ft_steps"], seed=seed)[0]
+    finally:
+        recipe.model.load_state_dict(pretrained)
+        recipe.model.eval()
 
 
 def probes(recipe, seed: int, settings: dict) -> dict:

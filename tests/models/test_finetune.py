@@ -87,3 +87,32 @@ def test_small_finetune_beats_bag_of_words_on_negation():
     r = run_finetune(cfg, progress=False)
     assert r["negation_accuracy"] > r["bow_negation_accuracy"] + 0.1, r
     assert r["accuracy"] > r["bow_accuracy"], r
+
+
+def test_finetune_at_best_rate_keeps_the_rate_best_on_dev_and_scores_it_on_test(monkeypatch):
+    """One fresh classifier per rate, trained at that rate; the rate most accurate on dev (the first
+    of a tie) is the one whose test accuracy comes back."""
+    from minilm.downstream import finetune as ft
+    made, trained = [], []
+
+    def make():
+        made.append({})
+        return made[-1]
+
+    def train(clf, ids, mask, labels, *, steps, batch_size, lr, seed):
+        assert (ids, steps, batch_size, seed) == ("train", 7, 16, [3, 5])
+        clf["lr"] = lr
+        trained.append(lr)
+
+    dev = {1e-3: 0.6, 3e-3: 0.8, 1e-2: 0.8}          # a tie between the last two: the first wins
+    test = {1e-3: 0.9, 3e-3: 0.2, 1e-2: 0.3}         # the test accuracy never chooses
+    monkeypatch.setattr(ft, "finetune_classifier", train)
+    monkeypatch.setattr(ft, "classification_accuracy",
+                        lambda clf, ids, mask, labels: np.full(4, (dev if ids == "dev" else test)[clf["lr"]]))
+    split = lambda name: (name, None, None)          # noqa: E731
+    acc, lr = ft.finetune_at_best_rate(make, split("train"), split("dev"), split("test"), lrs=(1e-3, 3e-3, 1e-2),
+                                       steps=7, seed=3, batch_size=16)
+    assert (acc, lr) == (pytest.approx(0.2), 3e-3)
+    assert trained == [1e-3, 3e-3, 1e-2] and len(made) == 3
+    with pytest.raises(ValueError, match="no learning rate"):
+        ft.finetune_at_best_rate(make, split("train"), split("dev"), split("test"), lrs=(), steps=7, seed=3)
