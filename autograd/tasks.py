@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import os
 import re
+import sys
 
 from .errors import MiniLMError
 
@@ -100,7 +101,9 @@ def use(impl: str, *task_packages: str):
 def load(module: str, impl: str | None = None):
     """Import ``<impl>.<module>``, e.g. ``load("task01_autograd.elementwise", "exercises")``."""
     impl = _check(impl) if impl is not None else get_impl(module)
-    return importlib.import_module(f"{impl}.{module}")
+    # every slot call comes here: once the module is imported, sys.modules skips import_module's machinery
+    loaded = sys.modules.get(f"{impl}.{module}")
+    return loaded if loaded is not None else importlib.import_module(f"{impl}.{module}")
 
 
 def bind(module: str, name: str):
