@@ -124,11 +124,11 @@ FINETUNE_LRS = (1e-3, 3e-3)      # the fine-tuned readout's rates; the better on
 def finetuned_entailment(condition: str, model, tokenizer, seed: int, settings: dict, dev: int = 300) -> float:
     """The papers' MNLI readout, in miniature: every weight of ``model`` and a new layer
     (:class:`FamilyClassifier`) trained on the entailment probe's training pairs for
-    ``finetune_steps`` steps of batch 32 at each rate of :data:`FINETUNE_LRS`; the rate with the best
-    accuracy on ``dev`` other pairs is scored on the probe's test pairs. ``model`` is left as it was."""
+    ``finetune_steps`` steps of ``finetune_batch`` pairs at each rate of :data:`FINETUNE_LRS`; the
+    rate with the best accuracy on ``dev`` other pairs is scored on the probe's test pairs
+    (``finetune_at_best_rate``). ``model`` is left as it was."""
     from minilm.data import entailment_dataset, pad_batch
-    from minilm.downstream.finetune import classification_accuracy, finetune_classifier
-    from autograd import enable_grad
+    from minilm.downstream.finetune import finetune_at_best_rate
 
     def encoded(pairs, labels):
         ids, mask = pad_batch([pair_ids(condition, tokenizer, a, b, settings["seq_len"]) for a, b in pairs],
@@ -137,18 +137,18 @@ def finetuned_entailment(condition: str, model, tokenizer, seed: int, settings: 
 
     x_tr, y_tr, x_te, y_te = probe_tasks(seed, settings)["entailment"]
     held = entailment_dataset(dev, rng=np.random.default_rng([seed, 78]))
-    train, test = encoded(x_tr, y_tr), encoded(x_te, y_te)
     dev_set = encoded([(e.premise, e.hypothesis) for e in held], [e.label for e in held])
-    state, runs = model.state_dict(), []
-    with enable_grad():
-        for lr in FINETUNE_LRS:
-            model.load_state_dict(state)
-            clf = FamilyClassifier(condition, model, 3, rng=np.random.default_rng([seed, 4]))
-            finetune_classifier(clf, *train, steps=settings["finetune_steps"], batch_size=32, lr=lr, seed=[seed, 5])
-            runs.append((classification_accuracy(clf, *dev_set).mean(),
-                         classification_accuracy(clf, *test).mean()))
-    model.load_state_dict(state)
-    return float(max(runs, key=lambda r: r[0])[1])                 # the first rate wins a tie
+    state = model.state_dict()
+
+    def from_pretrained():                         # the same network, its pre-trained weights reloaded
+        model.load_state_dict(state)
+        return FamilyClassifier(condition, model, 3, rng=np.random.default_rng([seed, 4]))
+    try:
+        return finetune_at_best_rate(from_pretrained, encoded(x_tr, y_tr), dev_set, encoded(x_te, y_te),
+                                     lrs=FINETUNE_LRS, steps=settings["finetune_steps"], seed=seed,
+                                     batch_size=settings["finetune_batch"])[0]
+    finally:
+        model.load_state_dict(state)
 
 
 def probe_scores(condition: str, model, tokenizer, seed: int, settings: dict) -> dict:

@@ -28,7 +28,7 @@ def test_registered_and_planned():
     assert q["steps"] < f["steps"] and q["docs"] < f["docs"] and q["batch_tokens"] < f["batch_tokens"]
     assert q["n_embd"] <= f["n_embd"] and q["probe_test"] < f["probe_test"]
     json.dumps(f)
-    assert "Held equal" in full.notes[0] and "96,000" in full.notes[0]
+    assert "Held equal" in full.notes[0] and "1,000 optimizer steps" in full.notes[0] and "384,000" in full.notes[0]
     args = build_parser().parse_args(["experiment", exp.NAME, "--steps", "7", "--corpus", "x.txt"])
     settings = exp.plan(from_args(exp.CONFIG, args, base=exp.CONFIG())).settings
     assert settings["steps"] == 7 and settings["corpus"] == "x.txt"
@@ -57,7 +57,7 @@ def test_every_probe_word_occurs_in_the_pre_training_text():
 
 
 def test_equal_compute_check_passes_and_fails():
-    s = asdict(exp.CONFIG())                          # 250 steps x 384 tokens = 96,000; ±10%, ±25%
+    s = {**asdict(exp.CONFIG()), "steps": 250}         # 250 steps x 384 tokens = 96,000; ±10%, ±25%
     exp.check_equal(exp.BERT, 96_000, 100_000, 100_000, s)
     exp.check_equal(exp.T5, 104_000, 120_000, 100_000, s)
     with pytest.raises(ConfigError, match="tokens.*away from steps"):
