@@ -35,6 +35,7 @@ replacements are easy to spot.
     python tools/electra_discriminator.py --temperature 1 --task-text 0      # the paper's T, no task text
     python tools/electra_discriminator.py --temperature 100 --seeds 0
     python tools/electra_discriminator.py --finetune
+    python tools/electra_discriminator.py --finetune --lr 1e-3      # or --temperature, --disc-weight, --grad-clip
 """
 from __future__ import annotations
 
@@ -125,6 +126,10 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, help="peak learning rate (default: the experiment's, 2e-3)")
     ap.add_argument("--temperature", type=float,
                     help="the generator's sampling temperature (default: the experiment's, 2; the paper's is 1)")
+    ap.add_argument("--disc-weight", type=float,
+                    help="λ, the discriminator loss's weight (default: the experiment's, 50, the paper's)")
+    ap.add_argument("--grad-clip", type=float,
+                    help="the global gradient-norm clip (default: the experiment's, 1.0; 0 = off)")
     ap.add_argument("--finetune", action="store_true",
                     help="also fine-tune ELECTRA and a BERT (MLM) pre-trained alike (the paper's readout)")
     ap.add_argument("--quick", action="store_true", help="the experiment's --quick sizes (a smoke test)")
@@ -133,7 +138,8 @@ def main(argv=None) -> int:
     cfg = electra_ablation.CONFIG.quick() if args.quick else electra_ablation.CONFIG()
     settings = settings_of(cfg)
     settings.update({k: v for k, v in (("steps", args.steps), ("lr", args.lr), ("task_text", args.task_text),
-                                       ("temperature", args.temperature)) if v is not None})
+                                       ("temperature", args.temperature), ("disc_weight", args.disc_weight),
+                                       ("grad_clip", args.grad_clip)) if v is not None})
     columns = ["L_disc", "H(base)", "AUC", "probe", "logit probe", "dim", "dim@init"]
     columns += ["ft ELECTRA", "ft BERT"] if args.finetune else []
     print("seed  " + "  ".join(f"{c:>11}" for c in columns))

@@ -16,7 +16,9 @@ in direction only, and the line says so.
 The page's line (:func:`verdict`): **yes** when every claim holds, **in part** when the first (the
 paper's main finding) holds and a later one does not, **no** when the main finding does not hold.
 A claim may carry ``why_not``: what was measured about the gap when it does not hold; without one,
-the page says that no reason has been measured.
+the page says that no reason has been measured. A reason holds for the text it was measured on: a
+``--corpus real`` page shows ``why_not_real`` (measured on the shipped English text) and any other
+text's page says that nothing was measured on it.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ class Claim:
     higher_is_better: bool = True
     percent: bool = True            # how the numbers are shown: points (values in [0, 1]) or plain
     why_not: str = ""               # shown when it does not hold: what was measured about the gap
+    why_not_real: str = ""          # the same, measured on the shipped English text (``--corpus real``)
 
     def conditions(self) -> set:
         """The table rows the claim reads."""
@@ -116,11 +119,19 @@ OTHER_TEXT = ("not measured on this text: the reasons on the synthetic corpus's 
               "need not hold here")
 
 
+def _reason(claim: Claim, corpus: str | None) -> str:
+    """The reason measured on the run's text, or :data:`OTHER_TEXT` when none was."""
+    if corpus is None:
+        return claim.why_not
+    return (corpus == "real" and claim.why_not_real) or OTHER_TEXT
+
+
 def verdict(claims: list, values: dict, corpus: str | None = None) -> dict:
     """{"verdict": "yes" | "in part" | "no", "claims": [{paper, holds, measured, why_not}]}.
 
     ``corpus``: the run's ``--corpus`` (None: the synthetic one). A claim's ``why_not`` was measured
-    on the synthetic corpus, so a run on another text shows :data:`OTHER_TEXT` instead."""
+    on the synthetic corpus and its ``why_not_real`` on the shipped text ("real"); a run on any other
+    text, or on the shipped one without a reason measured there, shows :data:`OTHER_TEXT` instead."""
     checked = []
     for claim in claims:
         try:
@@ -128,7 +139,7 @@ def verdict(claims: list, values: dict, corpus: str | None = None) -> dict:
         except KeyError as e:  # a run stopped before every condition had a value (tests check the names)
             holds, measured = False, f"not measured in this run ({e.args[0]})"
         checked.append({"paper": claim.paper, "holds": bool(holds), "measured": measured,
-                        "why_not": "" if holds else (OTHER_TEXT if corpus else claim.why_not)})
+                        "why_not": "" if holds else _reason(claim, corpus)})
     if not checked:
         return {"verdict": "", "claims": []}
     if all(c["holds"] for c in checked):

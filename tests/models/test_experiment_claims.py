@@ -68,6 +68,14 @@ def test_a_reason_measured_on_the_synthetic_corpus_is_not_shown_for_another_text
     assert claims.verdict([main_fails], VALUES, corpus=None)["claims"][0]["why_not"] == "measured: B needs more steps"
 
 
+def test_a_reason_measured_on_the_shipped_text_is_shown_on_its_page_only():
+    both = Beats("B beats A.", "acc", above=("B",), below=("A",), why_not="measured: B needs more steps",
+                 why_not_real="measured on the Jargon File: B needs more text")
+    assert claims.verdict([both], VALUES, corpus="real")["claims"][0]["why_not"] == both.why_not_real
+    assert claims.verdict([both], VALUES, corpus=None)["claims"][0]["why_not"] == both.why_not
+    assert claims.verdict([both], VALUES, corpus="my_notes.txt")["claims"][0]["why_not"] == claims.OTHER_TEXT
+
+
 def test_a_run_without_a_row_is_not_measured_rather_than_an_error():
     result = claims.verdict([Beats("A beats D.", "acc", above=("A",), below=("D",))], VALUES)
     assert result["verdict"] == "no" and "not measured in this run" in result["claims"][0]["measured"]
