@@ -12,6 +12,7 @@ import autograd.functional as F
 from autograd import nn, no_grad
 from autograd.errors import ConfigError
 from minilm.downstream.probe import probe_accuracy
+from minilm.experiments.electra_common import TWO_FINETUNE_LRS as FINETUNE_LRS  # the better on dev is kept
 from minilm.experiments.electra_common import sentence_features, unseen_words
 
 RANDOM, GPT, BERT, ROBERTA, ELECTRA, XLNET, T5, BART, DEBERTA, STUDENT = (
@@ -118,7 +119,6 @@ class FamilyClassifier(nn.Module):
         return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
 
 
-FINETUNE_LRS = (1e-3, 3e-3)      # the fine-tuned readout's rates; the better on the dev pairs is kept
 
 
 def finetuned_entailment(condition: str, model, tokenizer, seed: int, settings: dict, dev: int = 300) -> float:

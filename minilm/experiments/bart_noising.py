@@ -75,6 +75,7 @@ from autograd import nn
 from autograd.errors import TrainingError
 from minilm.experiments import Metric, Plan, config_of, recipe_field, settings_of
 from minilm.experiments.claims import Beats, BestOf
+from minilm.experiments.electra_common import TWO_FINETUNE_LRS as FINETUNE_LRS
 from minilm.recipes.bart import BartRecipeConfig
 from minilm.recipes.config import override
 
@@ -91,9 +92,6 @@ CONDITIONS = {                          # row -> the recipe's --noising
     "sentence shuffling": "permutation",
     "text infilling + sentence shuffling": "infilling+permutation",
 }
-# The fine-tuned readout's learning rates: over 17 runs (seeds 0-2, 200 steps, rates 3e-4, 1e-3 and 3e-3)
-# the rate best on the dev pairs was 1e-3 or 3e-3 every time; two rates keep the run inside its CPU budget.
-FINETUNE_LRS = (1e-3, 3e-3)
 # Measured in this file's table with --finetune-steps 0 (seeds 0-2): the two probes of the same frozen models.
 SHUFFLING_WHY_NOT_PROBE = (
     "measured: read by a probe of the frozen model, BART's own readout does read the pre-training (every "

@@ -48,6 +48,7 @@ import numpy as np
 
 from minilm.experiments import Metric, Plan, config_of, recipe_field, run_schedule, settings_of
 from minilm.experiments.claims import Beats
+from minilm.experiments.electra_common import TWO_FINETUNE_LRS as FINETUNE_LRS  # the better on 300 dev pairs is kept
 from minilm.recipes.config import override
 from minilm.recipes.roberta import RobertaRecipeConfig
 
@@ -112,7 +113,6 @@ def plan(cfg: MaskingConfig) -> Plan:
 
 
 PROBE = {"probe_train": 256, "probe_test": 1000}       # the fine-tuned readout's pairs (electra_common's)
-FINETUNE_LRS = (1e-3, 3e-3)                             # its peak rates; the better on 300 dev pairs is kept
 
 
 def finetune_note(cfg: MaskingConfig) -> str:

@@ -125,19 +125,21 @@ PROBE_WHY_NOT = (
     "of four (94.8 ± 4.5; DOC-SENTENCES 98.2, SEGMENT-PAIR+NSP 97.0, FULL-SENTENCES 89.8). The paper's largest "
     "gaps are on long inputs (SQuAD 2.0 76.2 against 78.7-79.7, RACE 63.0 against 64.2-65.6), which this "
     "miniature's two-sentence tasks do not have")
-# Measured on this machine: the recorded runs (seeds 0-2) and `minilm experiment roberta-inputs --steps 1200`
-# (seeds 0-2, 17.5 CPU-min).
+# Measured on this machine: the recorded runs (seeds 0-2), `minilm experiment roberta-inputs --steps 600` (seeds 0-2,
+# 10.7 CPU-min) and `--steps 1200` (seeds 0-2, 17.5 CPU-min).
 FINETUNED_WHY_NOT = (
     "measured: fine-tuned, the formats differ by about their seeds' spread on this two-sentence task, and "
     "their order changes with compute. The fine-tune reads the pre-training (the untrained encoder 74.0 ± 1.4, "
     "every format 7-18 points above it; the frozen probe does not at 300 steps: untrained 55.6, the formats "
     "51.2-57.2), but at 300 steps SENTENCE-PAIR+NSP (88.7 ± 4.2) is behind FULL-SENTENCES (92.2 ± 3.7) and "
-    "ahead of DOC-SENTENCES (82.7 ± 2.7) and SEGMENT-PAIR+NSP (81.2 ± 1.0), while at 4x the steps (--steps "
-    "1200) it is third of four (94.8 ± 4.5; DOC-SENTENCES 98.2 ± 2.1, SEGMENT-PAIR+NSP 97.0 ± 2.7, "
-    "FULL-SENTENCES 89.8 ± 5.5): DOC-SENTENCES then passes FULL-SENTENCES, and the long-input format furthest "
-    "behind SENTENCE-PAIR+NSP trails it by 5.0 points instead of 7.5. The masked LM shows the paper's order "
-    "at both budgets: on long held-out blocks SENTENCE-PAIR+NSP is by far the worst (MLM accuracy 8.4 against "
-    "15.5-18.1 at 300 steps, 12.4 against 30.0-49.8 at 1,200). The paper's MNLI gaps (0.9-1.8 points) are "
+    "ahead of DOC-SENTENCES (82.7 ± 2.7) and SEGMENT-PAIR+NSP (81.2 ± 1.0); at 2x the steps (--steps 600) it "
+    "is second of four again (92.0 ± 2.6; DOC-SENTENCES 95.2 ± 7.9, SEGMENT-PAIR+NSP 90.4 ± 7.6, FULL-SENTENCES "
+    "86.6 ± 5.0), and at 4x (--steps 1200) third of four (94.8 ± 4.5; DOC-SENTENCES 98.2 ± 2.1, "
+    "SEGMENT-PAIR+NSP 97.0 ± 2.7, FULL-SENTENCES 89.8 ± 5.5). DOC-SENTENCES passes FULL-SENTENCES from 600 "
+    "steps on, and the long-input format furthest behind SENTENCE-PAIR+NSP trails it by 7.5 points at 300 "
+    "steps, 5.4 at 600 and 5.0 at 1,200. The masked LM shows the paper's order at every budget: on long "
+    "held-out blocks SENTENCE-PAIR+NSP is by far the worst (MLM accuracy 8.4 against 15.5-18.1 at 300 steps, "
+    "11.5 against 18.6-23.9 at 600, 12.4 against 30.0-49.8 at 1,200). The paper's MNLI gaps (0.9-1.8 points) are "
     "smaller than three seeds resolve here, and its largest gaps are on long inputs (SQuAD 2.0 76.2 against "
     "78.7-79.7, RACE 63.0 against 64.2-65.6), which this miniature's two-sentence tasks do not have")
 FINETUNED = ("read here, as the paper reads it, on the fine-tuned entailment score", "entailment_finetuned")
