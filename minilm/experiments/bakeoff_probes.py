@@ -119,8 +119,6 @@ class FamilyClassifier(nn.Module):
         return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
 
 
-
-
 def finetuned_entailment(condition: str, model, tokenizer, seed: int, settings: dict, dev: int = 300) -> float:
     """The papers' MNLI readout, in miniature: every weight of ``model`` and a new layer
     (:class:`FamilyClassifier`) trained on the entailment probe's training pairs for
