@@ -6,7 +6,7 @@
 
 Read in this order: ``tensor.py`` (Tensor, backward), ``function.py`` (Function: forward and
 backward side by side), ``elementwise.py``, ``reductions.py``, ``movement.py``, ``linalg.py``
-(the primitives), ``functional.py`` (ops composed from primitives), ``fused.py`` and
+(the primitives), ``functional.py`` and ``losses.py`` (ops composed from primitives), ``fused.py`` and
 ``kernels/`` (the fast paths: numba kernels beside their NumPy references), ``nn/``, ``optim/``.
 Task slots are bound through ``tasks.py``.
 
