@@ -41,12 +41,11 @@ from pathlib import Path
 
 from . import canary
 from .manifest import Entry, wall_limit
-from .processes import _LIVE, MAX_EVENT, _cpu_seconds, _Lines, _signal_name, describe_crash, kill_orphans
-from .verdict import (BLOCKED, CRASHED, ERROR, FAILED, NOT_RUN, PASSED, TIMED_OUT, TestResult,
-                      classify_exception, explain)
+from .processes import _LIVE, MAX_EVENT, _cpu_seconds, _Lines, kill_orphans
+from .verdict import (MAX_MESSAGE, NOT_RUN, TestResult, crashed, record_result, task_key, timed_out,
+                      writer_note)
 
 STARTUP_LIMIT = 300.0  # seconds for a child to import and collect (numba's first compile is slow)
-MAX_MESSAGE = 4000  # characters of a failure message kept
 MAX_RERUNS = 4  # tests that crashed after others re-run alone, at most this many per run
 CHECK_LIMIT = 30.0  # seconds of CPU for one of the grader's own checks (under --timeout: at least 5)
 
@@ -111,9 +110,8 @@ class ModuleRun:
             self.problem = (f"the test process of {self.label} keeps dying outside any test "
                             f"(exit code {self.proc.returncode})")
             return False
-        test = self.tests[self._ran[0]]
-        self._crashed(test.nodeid, self.proc.returncode if self.proc.returncode is not None else -9, after=True,
-                      hung=self._check_hung)
+        code = self.proc.returncode if self.proc.returncode is not None else -9
+        crashed(self.tests[self._ran[0]], code, self.impl, after=True, hung=self._check_hung)
         self.batch = None
         return True
 
@@ -126,7 +124,7 @@ class ModuleRun:
         folder.chmod(0o755)
         scratch = Path(tempfile.mkdtemp(prefix="minilm-grade-"))  # the child's TMPDIR, removed after it
         try:
-            first_task = min((self.entries[n].task for n in self.tests if n not in done), key=_task_key,
+            first_task = min((self.entries[n].task for n in self.tests if n not in done), key=task_key,
                              default=f"{self.modules[0]}.1")
             path, checks = canary.write(folder, self.modules[0], "task" + first_task.replace(".", "_"))
             reader = _Lines(self._start_child(done, path, scratch))
@@ -274,7 +272,12 @@ class ModuleRun:
             return False
         cpu = _cpu_seconds(self.proc.pid) - self._cpu0
         if cpu > self._cpu_limit or now > self._deadline:
-            self._timed_out(self._current, cpu, now - self._started)
+            test = self.tests.get(self._current)
+            if test is None:  # it hung in the grader's own closing checks: a process broken by a test before
+                self._check_hung = True  # (or a student's code that makes them hang): nothing it ran counts
+            else:
+                timed_out(test, cpu, now - self._started, self._cpu_limit, self.timeout)
+                self.timed_out_tasks.add(test.task)
             return True
         return False
 
@@ -289,7 +292,7 @@ class ModuleRun:
             own = self.tests[current].task
             ran = [n for n in self._ran[:self._ran.index(current)]  # a stub's test runs no kernel
                    if "NotImplementedError" not in str(self._pending.get(n, {}).get("exc", ""))]
-            before = sorted({self.tests[n].task for n in ran}, key=_task_key)
+            before = sorted({self.tests[n].task for n in ran}, key=task_key)
             others = [t for t in before if t != own]
             if others and self._set_apart([own] + others):  # another task's write? judge it away from them
                 self._rerun_why.setdefault(current, (code, others, False))
@@ -297,7 +300,7 @@ class ModuleRun:
                 self.rerun = current  # does it die alone too, or was it its own task's earlier write?
                 self._rerun_why.setdefault(current, (code, before, self._ran[:1] == [current]))
             else:
-                self._crashed(current, code, alone=current in self.rerun_done)
+                crashed(self.tests[current], code, self.impl, alone=current in self.rerun_done)
         if not self._finished:
             if current is None and not self._listed and not self.problem:
                 self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
@@ -313,9 +316,13 @@ class ModuleRun:
                          f"was reported {seen}: the test report was tampered with")
             return False
         for nodeid, event in self._pending.items():
-            self._record(nodeid, event)
+            record_result(self.tests[nodeid], event)
             if nodeid in self._rerun_why:  # it died once, and alone it did not
-                self._note_writer(nodeid, *self._rerun_why.pop(nodeid))
+                code, before, first = self._rerun_why.pop(nodeid)
+                note = writer_note(self.tests[nodeid], code, before, first, alone=nodeid in self.rerun_done,
+                                   impl=self.impl)
+                if note not in self.notes:
+                    self.notes.append(note)
         return all(t.status != NOT_RUN for t in self.tests.values())
 
     def _set_apart(self, tasks: list[str]) -> bool:
@@ -325,83 +332,11 @@ class ModuleRun:
         self._regrouped = self._regrouped or bool(new)
         return bool(new)
 
-    def _note_writer(self, nodeid: str, code: int, before: list[str], first: bool = False) -> None:
-        """A test died once and lived when it ran again, alone or apart from the tasks that ran before
-        it: say which kernels may write out of bounds (its own: such a write does not always crash at
-        once; or an earlier task's)."""
-        test = self.tests[nodeid]
-        how = _signal_name(code) if code < 0 else f"exit code {code}"
-        suspects = [test.task] + [t for t in before if t != test.task]
-        marks = " or ".join(f"task{t.replace('.', '_')}" for t in suspects)
-        after = (" as the first test of its process" if first else
-                 f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests")
-        again = "alone" if nodeid in self.rerun_done else "apart from them"
-        note = (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran again {again} in a "
-                f"fresh process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
-                f"bounds checks) does not always crash at once — Task {' or '.join(suspects)} may write one: "
-                f"NUMBA_DISABLE_JIT=1 pytest --impl {self.impl} -m \"{marks}\" runs them as plain Python and "
-                f"shows the IndexError.")
-        if note not in self.notes:
-            self.notes.append(note)
-
     def _forged(self, why: str) -> bool:
         self.flags.append(f"{self.label}: the test process {why}" if not why.startswith("the grader") else
                           f"{self.label}: {why}")
         self._kill()
         return False
-
-    # ---- what became of a test -----------------------------------------------------------------------
-    def _record(self, nodeid: str, event: dict) -> None:
-        test = self.tests[nodeid]
-        test.printed_lines = int(event.get("lines", 0) or 0)
-        test.duration = float(event.get("duration", 0.0) or 0.0)
-        test.cpu = event["cpu"]
-        outcome = event.get("outcome")
-        if outcome == "passed":
-            test.status = PASSED
-            return
-        text = str(event.get("message", ""))[:MAX_MESSAGE]
-        if outcome == "skipped":
-            test.status, test.message = FAILED, f"skipped: {text}"
-            return
-        status, blocked_by = classify_exception(str(event.get("exc", "")), text, test.task)
-        test.status, test.blocked_by = status, blocked_by
-        message = explain(text) or f"{event.get('exc') or 'the test'} failed"
-        if status == BLOCKED:
-            message = f"needs Task {blocked_by}, which is still a stub: {message.splitlines()[0]}"
-        elif status == ERROR:
-            message = f"{message}\n(every test that uses this file fails until it imports)"
-        test.message = message
-
-    def _timed_out(self, nodeid: str, cpu: float, wall: float) -> None:
-        test = self.tests.get(nodeid)
-        if test is None:  # it hung in the grader's own closing checks: a process broken by a test before
-            self._check_hung = True  # (or a student's code that makes them hang): nothing it ran counts
-            return
-        test.status, test.duration = TIMED_OUT, wall
-        which = (f"{cpu:.0f} s of CPU (the limit is {self._cpu_limit:g} s" if cpu > self._cpu_limit else
-                 f"{wall:.0f} s of wall-clock time (the limit is {wall_limit(self._cpu_limit):g} s")
-        source = "--timeout" if self.timeout is not None else "8 × the reference's time, at least 30 s"
-        test.message = (f"still running after {which}: {source}) — an endless loop, a loop that never "
-                        f"reaches its exit condition, or a wait that never ends?")
-        self.timed_out_tasks.add(test.task)
-
-    def _crashed(self, nodeid: str, code: int, *, alone: bool = False, after: bool = False,
-                 hung: bool = False) -> None:
-        test = self.tests[nodeid]
-        test.status = CRASHED
-        if hung:
-            what = ("the test process hung in the grader's closing checks, just after this test, which ran alone "
-                    "in it: the test's code leaves the process broken")
-        elif after:
-            what = (describe_crash(code).replace(" in the middle of this test", "")
-                    + ", just after this test, which ran alone in it: the test's code leaves the process broken")
-        else:
-            what = describe_crash(code) + (" (again when it ran alone in a fresh process)" if alone else "")
-        test.message = what + (
-                         f". If it runs a numba kernel (which does no bounds checks), NUMBA_DISABLE_JIT=1 "
-                         f"pytest --impl {self.impl} -m task{test.task.replace('.', '_')} runs it as plain "
-                         f"Python and shows the IndexError.")
 
     def _kill(self) -> None:
         """End the child, its process group, and any orphan of it that this process adopted."""
@@ -417,7 +352,3 @@ class ModuleRun:
         _LIVE.discard(self.proc.pid)
         kill_orphans()
 
-
-def _task_key(task: str):
-    a, _, b = task.partition(".")
-    return int(a), int(b) if b.isdigit() else 99

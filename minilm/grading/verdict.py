@@ -16,6 +16,10 @@ and a task takes the status of its tests by these rules, first match wins:
 
 Before all of these: a task whose tests ran in a child whose report the grader could not believe
 (``runner.py``) is *flagged*, and scores 0.
+
+The reasons the parent itself writes on a test are here too: the child's result (``record_result``),
+a limit passed (``timed_out``), a process that died (``crashed``), and the report's note on a test
+that died once and lived when it ran again (``writer_note``); ``runner.py`` decides when.
 """
 from __future__ import annotations
 
@@ -23,12 +27,16 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from .manifest import wall_limit
+from .processes import _signal_name, describe_crash
+
 PASSED, FAILED, NOT_IMPLEMENTED, BLOCKED = "passed", "failed", "not implemented", "blocked"
 TIMED_OUT, CRASHED, ERROR, NOT_RUN = "timed out", "crashed", "error", "not run"
 FLAGGED = "flagged"
 TASK_STATUSES = ("passed", "failed", "not started", "blocked", "crashed", "timed out", "error", "not run", "flagged")
 
 NIE_RE = re.compile(r"Task (\d+\.(?:\d+|capstone))")
+MAX_MESSAGE = 4000  # characters of a failure message kept
 FLOOD_LINES = 60  # more lines than a screenful: the task is told so (printing in a loop slows grading)
 
 # Lines of a failure that carry no information for a student: the bare exception name and the
@@ -175,3 +183,74 @@ def wrap(text: str, width: int) -> list[str]:
         out.extend(textwrap.wrap(para, width=max(width, 30), break_long_words=True,
                                  break_on_hyphens=False) or [""])
     return out
+
+
+# ---- what the parent writes on a test: the child's result, a limit passed, a crash -------------------
+def record_result(test: TestResult, event: dict) -> None:
+    """Set ``test`` from the child's ``result`` event: its outcome, exception type and message."""
+    test.printed_lines = int(event.get("lines", 0) or 0)
+    test.duration = float(event.get("duration", 0.0) or 0.0)
+    test.cpu = event["cpu"]
+    outcome = event.get("outcome")
+    if outcome == "passed":
+        test.status = PASSED
+        return
+    text = str(event.get("message", ""))[:MAX_MESSAGE]
+    if outcome == "skipped":
+        test.status, test.message = FAILED, f"skipped: {text}"
+        return
+    status, blocked_by = classify_exception(str(event.get("exc", "")), text, test.task)
+    test.status, test.blocked_by = status, blocked_by
+    message = explain(text) or f"{event.get('exc') or 'the test'} failed"
+    if status == BLOCKED:
+        message = f"needs Task {blocked_by}, which is still a stub: {message.splitlines()[0]}"
+    elif status == ERROR:
+        message = f"{message}\n(every test that uses this file fails until it imports)"
+    test.message = message
+
+
+def timed_out(test: TestResult, cpu: float, wall: float, cpu_limit: float, timeout: float | None) -> None:
+    """``test`` ran past its CPU limit or its wall-clock limit (``--timeout``, or the manifest's)."""
+    test.status, test.duration = TIMED_OUT, wall
+    which = (f"{cpu:.0f} s of CPU (the limit is {cpu_limit:g} s" if cpu > cpu_limit else
+             f"{wall:.0f} s of wall-clock time (the limit is {wall_limit(cpu_limit):g} s")
+    source = "--timeout" if timeout is not None else "8 × the reference's time, at least 30 s"
+    test.message = (f"still running after {which}: {source}) — an endless loop, a loop that never "
+                    f"reaches its exit condition, or a wait that never ends?")
+
+
+def crashed(test: TestResult, code: int, impl: str, *, alone: bool = False, after: bool = False,
+            hung: bool = False) -> None:
+    """``test``'s process died with exit ``code`` in it (``alone``: again when it ran alone), or just
+    after it ran alone (``after``; ``hung``: the process hung in the grader's closing checks)."""
+    test.status = CRASHED
+    if hung:
+        what = ("the test process hung in the grader's closing checks, just after this test, which ran alone "
+                "in it: the test's code leaves the process broken")
+    elif after:
+        what = (describe_crash(code).replace(" in the middle of this test", "")
+                + ", just after this test, which ran alone in it: the test's code leaves the process broken")
+    else:
+        what = describe_crash(code) + (" (again when it ran alone in a fresh process)" if alone else "")
+    test.message = what + (
+                     f". If it runs a numba kernel (which does no bounds checks), NUMBA_DISABLE_JIT=1 "
+                     f"pytest --impl {impl} -m task{test.task.replace('.', '_')} runs it as plain "
+                     f"Python and shows the IndexError.")
+
+
+def writer_note(test: TestResult, code: int, before: list[str], first: bool, *, alone: bool, impl: str) -> str:
+    """The report's note on a test that died once (exit ``code``, after tests of the tasks ``before``,
+    or as the ``first`` test of its process) and lived when it ran again, ``alone`` or apart from those
+    tasks: which kernels may write out of bounds (its own: such a write does not always crash at once;
+    or an earlier task's)."""
+    how = _signal_name(code) if code < 0 else f"exit code {code}"
+    suspects = [test.task] + [t for t in before if t != test.task]
+    marks = " or ".join(f"task{t.replace('.', '_')}" for t in suspects)
+    after = (" as the first test of its process" if first else
+             f" after tests of Task {', '.join(before)} had run in it" if before else " after other tests")
+    again = "alone" if alone else "apart from them"
+    return (f"a test of Task {test.task} died ({how}){after}, and {test.status} when it ran again {again} in a "
+            f"fresh process, so it is graded on that run. An out-of-bounds write in a numba kernel (numba does no "
+            f"bounds checks) does not always crash at once — Task {' or '.join(suspects)} may write one: "
+            f"NUMBA_DISABLE_JIT=1 pytest --impl {impl} -m \"{marks}\" runs them as plain Python and "
+            f"shows the IndexError.")
