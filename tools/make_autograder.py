@@ -8,6 +8,7 @@ The zip holds, at its top (where Gradescope looks for them):
     run_autograder    run for each submission: calls autograder.py with the image's Python
     autograder.py     the trusted driver: takes the submission in, grades it, writes results.json
     intake.py         which submitted files are taken (and the static scan of each)
+    isolation.py      one unprivileged user per task module, and the clean-up after it
     requirements.txt  the kit's dependencies, from setup.cfg (install_requires and the test extra)
     README.md         for the instructor: layouts accepted, what is and is not defended
     kit/              this checkout's kit with its reference solutions and every graded test,
@@ -28,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tools" / "autograder"
-TOP_FILES = ("setup.sh", "run_autograder", "autograder.py", "intake.py", "README.md")
+TOP_FILES = ("setup.sh", "run_autograder", "autograder.py", "intake.py", "isolation.py", "README.md")
 EXECUTABLE = {"setup.sh", "run_autograder"}
 KIT_DIRS = ("autograd", "minilm", "solutions", "exercises", "tests/graded", "tests/data")
 KIT_FILES = ("setup.cfg", "pyproject.toml", "conftest.py", "README.md", "tests/__init__.py",

@@ -29,9 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -41,6 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from intake import known_files, take  # noqa: E402
+from isolation import end_user, lock, make_preexec, private_dir, process_owner, remove_files_of  # noqa: E402
 
 SHIM = '''"""Not the reference: the autograder grades module {m} here, so this forwards to the student's file."""
 import importlib
@@ -85,97 +84,6 @@ def module_roots(work: Path, base: Path, modules: list[int], gid_of) -> dict[int
             lock(root, gid_of(m))
             roots[m].append(root)
     return roots
-
-
-def lock(top: Path, gid: int | None) -> None:
-    """Owned by root, readable by group ``gid`` only (dirs 0750, files 0640), writable by nobody else."""
-    if gid is None:
-        return
-    for path in [top, *top.rglob("*")]:
-        os.chown(path, 0, gid, follow_symlinks=False)
-        os.chmod(path, 0o750 if path.is_dir() else 0o640)
-
-
-def private_dir(path: Path, uid: int | None) -> Path:
-    """A folder only ``uid`` may use (0700), made anew unless it is a cache."""
-    path.mkdir(parents=True, exist_ok=True)
-    if uid is not None:
-        for p in [path, *path.rglob("*")]:
-            os.chown(p, uid, uid, follow_symlinks=False)
-        os.chmod(path, 0o700)
-    return path
-
-
-def make_preexec(base_uid: int | None):
-    """The children's ``preexec_fn``: no core files, private new files; as root, switch to the
-    module's own uid/gid."""
-
-    def preexec():
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.umask(0o077)
-        if base_uid is None:
-            return
-        match = re.fullmatch(r"m(\d\d)h?", Path(os.getcwd()).name)  # subprocess chdirs before preexec_fn
-        uid = base_uid + (int(match.group(1)) if match else 0)
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (200 << 20, 200 << 20))
-
-    return preexec
-
-
-def end_user(uid: int) -> None:
-    """Kill every process of ``uid``: a forked helper that becomes ``uid`` and signals all of its
-    processes at once (kill(-1) is one system call, so a fork loop cannot outrun it), until none is left."""
-    for _ in range(20):
-        if not any(_owner(p) == uid for p in Path("/proc").glob("[0-9]*")):
-            return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-        time.sleep(0.05)
-
-
-def _owner(proc: Path) -> int | None:
-    try:
-        return proc.stat().st_uid
-    except OSError:
-        return None
-
-
-def remove_files_of(uid: int, folders, keep: Path) -> list[str]:
-    """Delete what ``uid`` left in ``folders`` (shared, writable by all), except under ``keep`` (the
-    autograder's own tree: the module's cache is kept); returns what was removed."""
-    gone = []
-    for top in map(Path, folders):
-        if not top.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(top, topdown=True, followlinks=False):
-            if Path(dirpath) == keep.parent:
-                dirnames[:] = [d for d in dirnames if Path(dirpath) / d != keep]
-            for name in list(dirnames) + filenames:
-                path = Path(dirpath) / name
-                try:
-                    if path.lstat().st_uid != uid:
-                        continue
-                except OSError:
-                    continue
-                if name in dirnames:
-                    dirnames.remove(name)
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
-                gone.append(str(path))
-    return gone
 
 
 def selected_modules(kit: Path) -> list[int]:
@@ -254,7 +162,7 @@ class Grading:
     def __init__(self, root: Path, kit: Path, taken: dict, modules: list[int], base_uid: int | None):
         self.root, self.kit, self.modules, self.base_uid = root, kit, modules, base_uid
         busy = sorted({u for p in Path("/proc").glob("[0-9]*") if base_uid is not None
-                       and (u := _owner(p)) is not None and base_uid < u <= base_uid + 99})
+                       and (u := process_owner(p)) is not None and base_uid < u <= base_uid + 99})
         if busy:  # another grader on this kernel with the same users would end ours and delete our cache
             raise RuntimeError(f"processes of uids {busy} already run here: another autograder with "
                                f"MINILM_AUTOGRADER_UID={base_uid}? Give this one another base")
