@@ -1,12 +1,10 @@
-"""Grading on GitHub without GitHub Classroom: the release's workflow (tools/autograder/classroom.py),
-``minilm grade --summary`` (minilm/grading/markdown.py), and the Classroom 50 autograder
-(tools/autograder/classroom50/autograder.py).
+"""Grading on GitHub without GitHub Classroom: the workflow a student release carries
+(tools/autograder/classroom.py).
 
 The workflow is checked against what each action documents (the pinned list below) and its grading
 command is run in a fresh release the way GitHub runs a step: the step's ``run:`` text as a bash
-script, ``GITHUB_STEP_SUMMARY`` naming a file. The Classroom 50 autograder is run the way that
-project's runner runs it: ``python3 autograder.py`` in the student's checkout, and its result.json
-is checked with the runner's own rules.
+script, ``GITHUB_STEP_SUMMARY`` naming a file. Its table is tested in test_grade_summary.py, the
+Classroom 50 autograder in test_classroom50.py.
 """
 from __future__ import annotations
 
@@ -18,29 +16,13 @@ import re
 import shutil
 import subprocess
 import sys
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
-from autograd import tasks
 from minilm import grading
-from minilm.commands import grade as grade_command
-from minilm.grading.markdown import cell, format_markdown
-from tests.release_kit import BOOT, ROOT, make_release
-
-TEMPLATES = ROOT / "tools" / "autograder"
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-classroom = _load("minilm_classroom", TEMPLATES / "classroom.py")
-c50 = _load("minilm_classroom50", TEMPLATES / "classroom50" / "autograder.py")
+from tests.models.autograder_kit import classroom, table_rows
+from tests.release_kit import BOOT, ROOT
 
 # ---- the actions a release's workflow may use ----------------------------------------------------
 # owner/name@major -> the inputs that the action's action.yml declares at that major tag. Read with
@@ -208,16 +190,6 @@ def test_the_workflow_grades_everything_and_uploads_the_results_even_when_gradin
 
 
 # ---- the release -------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    if not tasks.solutions_available():
-        pytest.skip("a release is made from a full checkout")
-    dest = tmp_path_factory.mktemp("rel") / "student"
-    done = make_release(dest, "--no-git")
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dest
-
-
 def test_release_has_no_held_back_test_and_carries_the_workflow(release):
     assert not (release / "tests" / "graded" / "hidden").exists()
     assert not (release / "tools" / "autograder").exists() and not (release / "solutions").exists()
@@ -264,12 +236,6 @@ def _shim(where: Path) -> Path:
     return where
 
 
-def _rows(markdown: str) -> list[list[str]]:
-    """The body rows of the Markdown table(s), split on the unescaped `|`."""
-    rows = [re.split(r"(?<!\\)\|", l)[1:-1] for l in markdown.splitlines() if l.startswith("| ")]
-    return [[c.strip() for c in r] for r in rows if r and r[0].strip() not in ("task", "---")]
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="GitHub runs the step with bash")
 def test_the_workflow_grading_step_grades_a_fresh_release(release, tmp_path):
@@ -298,186 +264,7 @@ def test_the_workflow_grading_step_grades_a_fresh_release(release, tmp_path):
     graded = {t["extra_data"]["task"] for t in data["tests"]}
     assert {int(t.split(".")[0]) for t in graded} == set(grading.modules(release)), "not every module was graded"
     assert data["score"] == 0 and data["max_score"] > 0
-    rows = _rows(summary.read_text(encoding="utf-8"))
+    rows = table_rows(summary.read_text(encoding="utf-8"))
     assert [r[0] for r in rows] == sorted(graded, key=grading.verdict.task_key), "one summary row per task"
     assert all(r[1].startswith("0 / ") and r[2] == "not started" for r in rows), rows[:3]
     assert f"**total: 0 / {data['max_score']:g} points**" in summary.read_text(encoding="utf-8")
-
-
-# ---- minilm grade --summary ------------------------------------------------------------------------
-def _report(*, interrupted=False) -> grading.Report:
-    def test(task, name, status, points=2.0, message="", blocked_by=""):
-        return grading.TestResult(f"tests/graded/t.py::{name}", task, points, status=status, message=message,
-                                  blocked_by=blocked_by)
-
-    tasks_ = [
-        grading.TaskSummary("1.1", [test("1.1", "test_a", "passed"), test("1.1", "test_b", "passed", 1.0)]),
-        grading.TaskSummary("3.2", [test("3.2", "test_c", "passed"),
-                                    test("3.2", "test_d", "failed", 3.0, "expected a | b\ngot *c* <x> & `y`")],
-                            command='pytest --impl exercises "tests/graded/t.py::test_d"'),
-        grading.TaskSummary("10.2", [test("10.2", "test_e", "blocked", message="needs Task 1.1", blocked_by="1.1")]),
-    ]
-    return grading.Report(tasks=tasks_, problems=["module 7: the child | died"], interrupted=interrupted)
-
-
-def test_markdown_table_has_one_row_per_task_and_escapes_the_reasons():
-    text = format_markdown(_report())
-    rows = _rows(text)
-    assert [r[0] for r in rows] == ["1.1", "3.2", "10.2"]
-    assert all(len(r) == 4 for r in rows), "a `|` or a line break in a reason split a row"
-    assert rows[0][1:3] == ["3 / 3", "passed"] and rows[1][1:3] == ["2 / 5", "failed"]
-    assert rows[2][2] == "blocked by Task 1.1"
-    reason = rows[1][3]
-    assert "test\\_d: expected a \\| b<br>got \\*c\\* \\<x\\> &amp; \\`y\\`" in reason, reason
-    assert 'see it in full: `pytest --impl exercises "tests/graded/t.py::test_d"`' in reason  # code: literal
-    assert "**total: 5 / 10 points**; 1 of 3 tasks passed" in text
-    assert "- problem: module 7: the child \\| died" in text
-    assert "interrupted" in format_markdown(_report(interrupted=True))
-    assert cell("a\r\nb\n\nc") == "a<br>b<br>c"
-
-
-def test_grade_summary_appends_the_markdown_table(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(grade_command.grading, "grade", lambda *a, **k: _report())
-    summary = tmp_path / "summary.md"
-    summary.write_text("# an earlier step's summary\n")
-    args = Namespace(impl=None, task=None, timeout=60.0, jobs=None, verbose=False, json_path=None,
-                     summary_path=str(summary))
-    assert grade_command.run(args) == 1  # not every task passed
-    assert grade_command.run(args) == 1
-    text = summary.read_text(encoding="utf-8")
-    assert text.startswith("# an earlier step's summary\n") and text.count("| task | points |") == 2
-    args.summary_path = ""  # --summary "$GITHUB_STEP_SUMMARY" outside GitHub Actions
-    assert grade_command.run(args) == 1
-    assert "empty path" in capsys.readouterr().err
-
-
-# ---- Classroom 50 --------------------------------------------------------------------------------
-# The checks Classroom 50's runner makes of the result.json an autograder writes, repeated here.
-# Source: https://github.com/foundation50/classroom50, cli/gh-teacher/skeleton/dotgithub/scripts/runner.py
-# (read at commits 0c499034 and 6b0b83cf), whose `finalize_result` first stamps the fields it owns:
-#     result["owner"] = finalize.username
-#     result["assignment_type"] = finalize.assignment_type
-#     result["datetime"] = finalize.submitted_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-# and then calls `validate_result`, which requires, among others:
-#     if data.get("schema") != RESULT_SCHEMA_V1:            # "classroom50/result/v1"
-#     if not isinstance(submission, str) or not submission.startswith("submit/"):
-#     for field in ("commit", "release", "review", "datetime"): ... non-empty string
-#     if isinstance(score, bool) or not isinstance(score, int) or score < 0:
-#     if score > max_score:
-#     name = t.get("test-name") ... non-empty string;  isinstance(t.get("passed"), bool)
-#     ts, tm = t.get("score"), t.get("max-score") ... non-negative integers, ts <= tm
-# The wiki page https://github.com/foundation50/classroom50/wiki/Advanced-Autograding (the repository's
-# wiki/Advanced-Autograding.md at 6b0b83cf) states the same contract, Markdown emphasis dropped here:
-# "The autograder must produce ./result.json", "Exit 0 if it ran end-to-end (pass/fail is in
-# result.json)", and in its field table "Extra diagnostic fields on a test are preserved verbatim".
-RUNNER_ENV = {"CLASSROOM": "ml-2026", "ASSIGNMENT": "minilm", "SUBMISSION_TAG": "submit/2026-09-01T10-00-00Z-abc1234",
-              "COMMIT_URL": "https://github.com/org/r/commit/abc1234",
-              "RELEASE_URL": "https://github.com/org/r/releases/tag/x",
-              "REVIEW_URL": "https://github.com/org/r/compare/a...b", "USERNAME": "alice", "OWNER": "alice",
-              "ASSIGNMENT_TYPE": "individual", "PAGES_BASE_URL": "https://org.github.io/classroom50"}
-
-
-def runner_accepts(data, classroom: str, assignment: str) -> list[str]:
-    """What Classroom 50's runner would refuse in ``data`` (empty: it publishes the score)."""
-    def whole(v):
-        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-    if not isinstance(data, dict):
-        return ["not a JSON object"]
-    data = {**data, "owner": "alice", "assignment_type": "individual", "datetime": "2026-09-01T10:00:00Z"}
-    bad = []
-    if data.get("schema") != "classroom50/result/v1":
-        bad.append(f"schema {data.get('schema')!r}")
-    if (data.get("classroom"), data.get("assignment")) != (classroom, assignment):
-        bad.append("classroom/assignment do not match the repository")
-    if not str(data.get("submission", "")).startswith("submit/"):
-        bad.append("submission is not a submit/* tag")
-    bad += [f"{k} is not a non-empty string" for k in ("commit", "release", "review", "datetime")
-            if not isinstance(data.get(k), str) or not data.get(k)]
-    if not (whole(data.get("score")) and whole(data.get("max-score")) and data["score"] <= data["max-score"]):
-        bad.append(f"score {data.get('score')!r} / max-score {data.get('max-score')!r}")
-    tests = data.get("tests")
-    if not isinstance(tests, list):
-        return bad + ["tests is not a list"]
-    for i, t in enumerate(tests):
-        if not (isinstance(t, dict) and isinstance(t.get("test-name"), str) and t["test-name"]
-                and isinstance(t.get("passed"), bool) and whole(t.get("score")) and whole(t.get("max-score"))
-                and t["score"] <= t["max-score"]):
-            bad.append(f"tests[{i}] {t!r}")
-    return bad
-
-
-def _minilm_results(*tests) -> dict:
-    """A small results.json as `minilm grade --json` writes it (Gradescope's format): only the fields
-    the autograder reads are filled in."""
-    out = [{"name": f"Task {task}: {name}", "score": points if status == "passed" else 0.0, "max_score": points,
-            "status": "passed" if status == "passed" else "failed",
-            "output": "passed" if status == "passed" else f"{status}: {message}", "visibility": "visible",
-            "extra_data": {"task": task, "minilm_status": status}}
-           for task, name, status, points, message in tests]
-    return {"score": sum(t["score"] for t in out), "max_score": sum(t["max_score"] for t in out),
-            "output": "the table", "tests": out}
-
-
-def test_classroom50_result_follows_the_runner_contract():
-    results = _minilm_results(
-        ("1.1", "test_a", "passed", 2.0, ""),
-        ("1.1", "test_b", "failed", 3.0, "AssertionError: the gradient of a used-twice node"),
-        ("3.2", "test_c", "passed", 2.0, ""),
-        ("4.capstone", "test_d", "not implemented", 10.0, "NotImplementedError: Task 4.1"),
-    )
-    result = c50.to_result(results, RUNNER_ENV)
-    assert runner_accepts(result, "ml-2026", "minilm") == []
-    assert json.loads(json.dumps(result)) == result  # plain JSON
-    rows = {r["test-name"]: r for r in result["tests"]}
-    assert list(rows) == ["Task 1.1", "Task 3.2", "Task 4.capstone"]
-    assert (rows["Task 1.1"]["score"], rows["Task 1.1"]["max-score"], rows["Task 1.1"]["passed"]) == (2, 5, False)
-    assert rows["Task 1.1"]["reason"] == "failed: AssertionError: the gradient of a used-twice node"
-    assert (rows["Task 3.2"]["score"], rows["Task 3.2"]["passed"], rows["Task 3.2"]["reason"]) == (2, True, "")
-    assert rows["Task 4.capstone"]["reason"].startswith("not implemented: ") and rows["Task 4.capstone"]["score"] == 0
-    assert (result["score"], result["max-score"]) == (4, 17)
-    assert result["submission"] == RUNNER_ENV["SUBMISSION_TAG"] and result["review"] == RUNNER_ENV["REVIEW_URL"]
-    assert runner_accepts(c50.to_result(results, {**RUNNER_ENV, "REVIEW_URL": ""}), "ml-2026", "minilm") == []
-
-
-def test_classroom50_refuses_what_result_json_cannot_say():
-    one = _minilm_results(("1.1", "t", "passed", 1.0, ""))
-    with pytest.raises(c50.ContractError, match="whole"):
-        c50.to_result(_minilm_results(("1.1", "test_a", "passed", 0.5, "")), RUNNER_ENV)
-    with pytest.raises(c50.ContractError, match="no graded test"):
-        c50.to_result({"score": 0, "max_score": 0, "tests": []}, RUNNER_ENV)
-    with pytest.raises(c50.ContractError, match="SUBMISSION_TAG"):
-        c50.to_result(one, {k: v for k, v in RUNNER_ENV.items() if k != "SUBMISSION_TAG"})
-    assert runner_accepts({**c50.to_result(one, RUNNER_ENV), "score": 1.0}, "ml-2026", "minilm"), \
-        "the check itself misses a float score"
-
-
-@pytest.mark.slow
-def test_classroom50_autograder_runs_as_the_runner_runs_it(release, tmp_path):
-    """runner.py `run_entrypoint`: ``subprocess.run([sys.executable, str(entrypoint)], cwd=str(workspace),
-    env=env)`` with the entrypoint in the runner's own temporary folder; then it reads ./result.json."""
-    bundle = tmp_path / "classroom50-runtime" / "minilm"
-    bundle.mkdir(parents=True)
-    entry = bundle / "autograder.py"
-    shutil.copy(TEMPLATES / "classroom50" / "autograder.py", entry)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINILM_IMPL", "PYTEST_ADDOPTS")}
-    env.update(RUNNER_ENV, CLASSROOM50_BUNDLE_DIR=str(bundle), MPLBACKEND="Agg")
-    made = [release / c50.RESULT, release / c50.RELEASE_BODY]
-    try:
-        # --no-install: the kit's dependencies are here already, and the install would replace this
-        # checkout's editable install by the release's
-        res = subprocess.run([sys.executable, str(entry), "--no-install"], cwd=release, env=env,
-                             capture_output=True, text=True, timeout=900)
-        out = (res.stdout + res.stderr)[-3000:]
-        assert res.returncode == 0, f"the runner would publish an error result:\n{out}"
-        result = json.loads(made[0].read_text(encoding="utf-8"))
-        body = made[1].read_text(encoding="utf-8")
-    finally:
-        for path in made:
-            path.unlink(missing_ok=True)
-    assert runner_accepts(result, "ml-2026", "minilm") == []
-    names = [r["test-name"] for r in result["tests"]]
-    assert len(names) >= 30 and {n.split()[1].split(".")[0] for n in names} == {str(m) for m in range(1, 13)}
-    assert result["score"] == 0 and result["max-score"] > 0
-    assert not any(r["passed"] for r in result["tests"]) and all(r["reason"] for r in result["tests"])
-    assert ["Task " + r[0] for r in _rows(body)] == names, "the Release body has one row per task"

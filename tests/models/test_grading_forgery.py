@@ -5,7 +5,7 @@ within the limits.
 
 The forgeries are the ones a reviewer found working against the old grader: events written on the
 report channel, the reporter rewritten in process, a daemon that keeps the pipe open, a 30 MB
-assertion message. (The autograder's cross-module relay is tested end to end in test_autograder.py;
+assertion message. (The autograder's cross-module relay is tested end to end in test_autograder_end_to_end.py;
 the library twin and the tests' helper in test_student_release.py and test_task_helpers.py.)
 """
 from __future__ import annotations
