@@ -23,7 +23,7 @@ FIXTURES = ["gpt2", "bert", "roberta", "distilbert", "electra-discriminator", "e
 TOLERANCE = 1e-4   # max abs, float32 (the issue's acceptance bar; measured: ≤ 1e-5)
 NFKC_CASES = ["ﬁne ① ｆｕｌｌ　ｗｉｄｔｈ Ⅻ ™ ½ ㎞", "e\u0301 a\u0308 n\u0303 ḱ\u0323", "👨\u200d👩\u200d👧 🇹🇼 👍🏽",
               "Ｈｅｌｌｏ，　ｗｏｒｌｄ！", "x\u00a0y\u2003z", "tab\there  and   runs", "\u3000全角スペース", "ﾊﾝｶｸ ｶﾀｶﾅ",
-              "Å Ω K"]   # the same list as tools/make_hf_fixtures.py's (a student release has no tools/make_*)
+              "Å Ω K"]   # the same list as tools/make_hf_fixtures_spm.py's (a student release has no tools/make_*)
 
 
 def expected(name: str) -> dict:
