@@ -19,10 +19,10 @@ not retrain), in this tool only: the tests read what it writes without either. R
   pieces 0–3, and ``[MASK]`` is no piece: DebertaV2Tokenizer appends it after them), trained here on
   the fixtures' corpus and 300 of the lines, the hub's ``tokenizer_config.json`` and a
   ``config.json`` naming ``deberta-v2``; ``line_ids.npz``, transformers' ids of ``lines.npz``'s texts
-  plus ``make_hf_fixtures.NFKC_CASES``. transformers 5 normalises DeBERTa-v2 with NFC where
-  SentencePiece applies the model's compiled rules; the rules here are the NFC compositions the lines
-  need, tab / newline → space and, as nmt_nfkc (the released model's), full-width ASCII → ASCII: the
-  two agree on the lines and differ on the NFKC cases' full-width text.
+  plus ``make_hf_fixtures.NFKC_CASES``. The rules here are the NFC compositions the lines need, tab /
+  newline → space and, as nmt_nfkc (the released model's), full-width ASCII → ASCII. transformers 5.25
+  applies them, as SentencePiece does; 5.0-5.24 normalised DeBERTa-v2 with NFC instead, which agrees on
+  the lines and differs on 3 of the NFKC cases (their full-width text): the ids are 5.25's.
 * ``decoded.json.gz``: ``{name: {"keep": [...], "skip": [...]}}`` for each tokenizer folder of
   ``DECODED``: what ``tokenizer.decode(ids)`` and ``decode(ids, skip_special_tokens=True)`` return for
   each line's ids (transformers' default clean-up, as the folder's files set it). ``--check`` also

@@ -8,7 +8,8 @@ the family's part:
   its default special tokens, which transformers appends after the pieces when the ``.model`` has no
   such piece (DeBERTa-v3's ``[MASK]``), in the order of ``SPECIAL_TOKENS_ATTRIBUTES``;
 * ALBERT's and XLNet's ``preprocess_text`` before SentencePiece's normaliser;
-* DeBERTa-v2's normaliser, which in transformers 5 replaces the ``.model``'s compiled rules altogether.
+* DeBERTa-v2's normaliser: the ``.model``'s compiled rules, as ``tokenizers``' Precompiled applies them,
+  then its own whitespace rules (transformers 5.25; 5.0-5.24 used NFC in place of the rules).
 """
 from __future__ import annotations
 
@@ -64,20 +65,28 @@ def preprocessor(config: dict, kind: str = ""):
 
 
 WHITESPACE_RUNS = re.compile(r"\s{2,}|[\n\r\t]")
+SPACE_RUNS = re.compile(r" {2,}")
 
 
-def deberta_v2_normalizer(config: dict, where: str = ".model"):
-    """transformers 5's DebertaV2Tokenizer before its Unigram model: Lowercase (if ``do_lower_case``),
-    Replace(``\\s{2,}|[\\n\\r\\t]`` → one space), NFC, Strip(right), then Metaspace: spaces → ``▁``, one
-    ``▁`` in front. The ``.model``'s own rules are not used (so ``ｆｕｌｌ`` stays full-width, where
-    SentencePiece and transformers 4 read ``full``); ``split_by_punct`` is refused."""
+def deberta_v2_normalizer(config: dict, where: str = ".model", charsmap=None):
+    """transformers 5's DebertaV2Tokenizer before its Unigram model: Lowercase (if ``do_lower_case``);
+    then, when the ``.model`` has compiled rules (``charsmap``, a ``PrecompiledCharsmap``), those rules
+    as ``tokenizers``' Precompiled applies them (``ｆｕｌｌ`` → ``full`` under nmt_nfkc, as in
+    SentencePiece), Strip(right), Replace(`` {2,}`` → one space); without rules, Replace(``\\s{2,}|[\\n\\r\\t]``
+    → one space), NFC, Strip(right); then Metaspace: spaces → ``▁``, one ``▁`` in front.
+    (transformers 5.0-5.24 took the second branch for every ``.model``, so ``ｆｕｌｌ`` stayed full-width
+    there.) ``split_by_punct`` is refused."""
     if config.get("split_by_punct"):
         raise TokenizerError(f"{where}: DebertaV2Tokenizer with split_by_punct: minilm does not split at "
                              "punctuation first (transformers' Punctuation pre-tokenizer)")
     lower = bool(config.get("do_lower_case", False))
 
     def run(text: str) -> str:
-        text = unicodedata.normalize("NFC", WHITESPACE_RUNS.sub(" ", text.lower() if lower else text)).rstrip()
+        text = text.lower() if lower else text
+        if charsmap is not None:
+            text = SPACE_RUNS.sub(" ", charsmap.normalize(text).rstrip())
+        else:
+            text = unicodedata.normalize("NFC", WHITESPACE_RUNS.sub(" ", text)).rstrip()
         text = text.replace(" ", "\u2581")
         return text if not text or text.startswith("\u2581") else "\u2581" + text
     return run

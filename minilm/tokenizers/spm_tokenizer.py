@@ -160,8 +160,11 @@ class SentencePieceTokenizer(BaseTokenizer):
         self.unused = {p for p, k in kinds.items() if k == UNUSED}
         self.byte_pieces = {p: int(p[3:5], 16) for p, k in kinds.items() if k == BYTE}
         self._ranks = self._ranks_used = None      # BPE's merge ranks, built on first use
-        self.normalize = (deberta_v2_normalizer(config, where) if self.tokenizer_class == "DebertaV2Tokenizer"
-                          else SentencePieceNormalizer(model, self.user_defined, where))
+        if self.tokenizer_class == "DebertaV2Tokenizer":   # transformers' own pipeline, around the file's rules
+            rules = PrecompiledCharsmap(model.charsmap, f"{where}: precompiled_charsmap") if model.charsmap else None
+            self.normalize = deberta_v2_normalizer(config, where, rules)
+        else:
+            self.normalize = SentencePieceNormalizer(model, self.user_defined, where)
         self.preprocess = preprocessor(config, kind)
 
     # ---- text → pieces ---------------------------------------------------------------------------
