@@ -42,5 +42,8 @@ def quick_run(name: str, out) -> dict:
     assert not problems, ("the experiment's --quick numbers for seed 0 moved, so its README table would too:\n  "
                           + "\n  ".join(problems) + "\nif that is intended, re-record with python "
                           f"tools/make_experiment_fingerprints.py --only {name}, re-run the full experiment "
-                          "and python tools/sync_experiment_tables.py")
+                          "and python tools/sync_experiment_tables.py. If no code changed, the machine did: BLAS "
+                          "kernels and numpy's SIMD loops round differently on another CPU or package version "
+                          "(git stash, then python tools/make_experiment_fingerprints.py --check: the same "
+                          "differences); then re-record every experiment on the machine CI runs on")
     return result
