@@ -24,7 +24,7 @@ from autograd.errors import MiniLMError
 from . import manifest, processes
 from .report import format_table, results_json, write_results
 from .runner import ModuleRun
-from .verdict import BLOCKED, FAILED, NOT_RUN, PASSED, TaskSummary, TestResult, task_key
+from .verdict import BLOCKED, CRASHED, FAILED, NOT_RUN, PASSED, TIMED_OUT, TaskSummary, TestResult, task_key
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK_ARG = re.compile(r"\d+(\.(\d+|capstone))?")
@@ -159,9 +159,11 @@ def _collect(report: Report, runs: list[ModuleRun]) -> None:
 
 
 def _blame_upstream(by_task: dict, student: set) -> None:
-    """A failed test that runs on another task of the student's that did not pass is *blocked* by that
-    task: its failure may be only the other one's effect. Only tasks that fail on their own (in a test
-    that reaches no failing task) are blamed, so two tasks that use each other never blame each other."""
+    """A failed, crashed or timed-out test that runs on another task of the student's that did not pass is
+    *blocked* by that task: its failure may be only the other one's effect (a Task 3.2 that aborts the
+    process aborts every test of 3.4 that calls it). Only tasks that fail on their own (in a test that
+    reaches no failing task) are blamed, so two tasks that use each other never blame each other. A
+    blocked test scores 0 like any other that did not pass: only what the student is told changes."""
     failing = {k for k, s in by_task.items() if any(t.status != PASSED for t in s.tests)}
 
     def upstream(t):
@@ -171,11 +173,12 @@ def _blame_upstream(by_task: dict, student: set) -> None:
     for s in by_task.values():
         for t in s.tests:
             culprits = [u for u in upstream(t) if u in on_their_own]
-            if t.status == FAILED and culprits:
+            if t.status in (FAILED, CRASHED, TIMED_OUT) and culprits:
                 names = ", ".join(f"Task {u}" for u in culprits)
+                said = "said" if t.status == FAILED else t.status
                 t.status, t.blocked_by = BLOCKED, culprits[0]
                 t.message = (f"this test runs on your {names}, which did not pass: fix {names} first (this failure "
-                             f"may be only its effect). The test said: {t.message}")
+                             f"may be only its effect). The test {said}: {t.message}")
 
 
 def _run_and_tell(run: ModuleRun, progress, after_module):
