@@ -67,6 +67,46 @@ def test_greedy_generate_follows_the_argmax_of_forward():
     assert stopped == [first]                                                   # cut after EOS
 
 
+def _block_masked(tool, n_layer=2, **variant):
+    cfg = architectures.DecoderOnlyConfig(vocab_size=20, n_embd=16, n_head=2, n_layer=n_layer, n_inner=80,
+                                          arch="prefixlm")
+    model = tool.BlockMaskedDecoderOnly(cfg, rng=np.random.default_rng(0), **variant)
+    model.eval()
+    return model
+
+
+def test_prefix_lm_masks_tool_changes_the_mask_of_the_blocks_named():
+    """tools/prefix_lm_masks.py: unchanged it is the experiment's prefix LM, every block causal it is
+    the causal LM (same weights), and a one-block stack shows which tokens each variant mixes."""
+    from tests.models.hf_fixture_tool import import_tool
+    tool = import_tool("prefix_lm_masks")
+    ids = np.array([[3, 4, 5, 6, 7, 8, 9, 10]])
+    np.testing.assert_allclose(_block_masked(tool)(ids, 4)["logits"].data,
+                               _decoder_only("prefixlm")(ids, 4)["logits"].data, atol=1e-6)
+    np.testing.assert_allclose(_block_masked(tool, causal="all")(ids, 4)["logits"].data,
+                               _decoder_only("causal")(ids, 4)["logits"].data, atol=1e-6)
+    assert _changed_positions(_block_masked(tool, 1), ids, 4, 2) == [True] * 8
+    assert _changed_positions(_block_masked(tool, 1, causal=(0,)), ids, 4, 2) == [False] * 2 + [True] * 6
+    assert _changed_positions(_block_masked(tool, 1, self_only=(0,)), ids, 4, 2) == \
+        [False, False, True, False] + [True] * 4                              # the target still reads the input
+    assert _block_masked(tool, causal="rest").causal == {1} and _block_masked(tool, causal="all").causal == {0, 1}
+    pos = tool.sinusoids(5, 6)                                                  # (T, C): sin in 0:3, cos in 3:6
+    assert pos.shape == (5, 6) and (pos[0] == [0, 0, 0, 1, 1, 1]).all()
+    assert not np.allclose(_block_masked(tool, sin=True)(ids, 4)["logits"].data,
+                           _block_masked(tool)(ids, 4)["logits"].data)
+
+
+def test_prefix_lm_masks_tool_prints_a_row_per_variant(capsys):
+    from tests.models.hf_fixture_tool import import_tool
+    tool = import_tool("prefix_lm_masks")
+    assert tool.main(["--quick", "--seeds", "0", "--variants", "prefix,self-first", "--steps", "3"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert [r.split()[0] for r in rows[2:4]] == ["prefix", "self-first"]
+    assert all(0 <= float(x) <= 100 for r in rows[2:4] for x in r.split()[1:])
+    with pytest.raises(SystemExit, match="unknown variant"):
+        tool.main(["--quick", "--seeds", "0", "--variants", "bidirectional"])
+
+
 def test_the_architectures_have_equal_parameters():
     settings = architectures.plan(replace(architectures.CONFIG.quick(), n_layer=2)).settings
     models = {c: architectures.make_model(c, settings, vocab_size=40, pad_id=0, eos_id=1, seed=0)
