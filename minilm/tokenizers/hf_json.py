@@ -20,6 +20,10 @@ pipeline"), which :class:`HFTokenizer` runs in the same order:
 ``tokenizer_config.json`` sets ``clean_up_tokenization_spaces``, transformers' clean-up: the text
 transformers 5's ``decode`` gives.
 
+One class reads its file otherwise: transformers 5's ``DebertaV2Tokenizer`` builds its own normalizer
+around the file's Precompiled rules (``spm_families.deberta_v2_normalizer``), so a ``tokenizer.json``
+that transformers 4 saved, whose normalizer also strips the left, gives the ids transformers 5 gives.
+
 Anything else in the file is a TokenizerError naming the component, never a silent difference.
 ``load_hf_tokenizer(DIR)`` picks ``tokenizer.json``, else ``vocab.txt`` / ``vocab.json`` + ``merges.txt``.
 """
@@ -37,6 +41,7 @@ from .class_roles import default_roles
 from .bpe import ByteLevelBPETokenizer
 from .decoders import clean_up_tokenization, run_decoder
 from .precompiled import PrecompiledCharsmap
+from .spm_families import deberta_v2_normalizer, family_class
 from .unigram import unigram_segment
 from .wordpiece import WordPieceTokenizer
 
@@ -75,6 +80,13 @@ def _normalizer(spec, path):
         return PrecompiledCharsmap.from_base64(spec["precompiled_charsmap"], f"{path}: Precompiled").normalize
     raise TokenizerError(f"{path}: normalizer {kind!r} is not one minilm reads (BertNormalizer, Lowercase, NF*, "
                          "Strip, StripAccents, Replace, Prepend, Precompiled, Sequence)")
+
+
+def _precompiled(spec, path):
+    """The Precompiled rules of a normalizer entry (alone or in a Sequence), or None."""
+    steps = (spec or {}).get("normalizers", [spec] if spec else [])
+    found = [s for s in steps if s.get("type") == "Precompiled" and s.get("precompiled_charsmap")]
+    return PrecompiledCharsmap.from_base64(found[0]["precompiled_charsmap"], f"{path}: Precompiled") if found else None
 
 
 def _pre_tokenizers(spec) -> list[dict]:
@@ -125,6 +137,11 @@ class HFTokenizer(BaseTokenizer):
                      for t in self.added]
             self._added_re = re.compile("(" + "|".join(parts) + ")")
         self._setup_pipeline(spec, model, path)
+        if self.kind == "Unigram" and family_class(config.get("tokenizer_class") or "") == "DebertaV2Tokenizer":
+            # transformers 5's DebertaV2Tokenizer builds its own normalizer (tokenization_deberta_v2.py) and
+            # keeps only the Precompiled rules of the file's: a file saved by transformers 4 (Strip on both
+            # sides, then the rules) is read as the class reads it, not as it is written
+            self.normalize = deberta_v2_normalizer(config, str(path), _precompiled(spec.get("normalizer"), path))
         self.post = spec.get("post_processor")
 
     def _setup_pipeline(self, spec, model, path):

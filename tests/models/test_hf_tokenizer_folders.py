@@ -154,6 +154,56 @@ def test_deberta_v3_spm_model_gives_transformers_ids():
         f"{len(bad)} of {len(lines)} lines differ from transformers, e.g. {bad[:2]}"
 
 
+def _saved_by_transformers_4(folder, target):
+    """``folder``'s spm.model as transformers 4 saves it (4.57's DebertaV2Converter, checked against a
+    folder 4.57.1 wrote): tokenizer.json with the pieces as a Unigram vocabulary, [MASK] added after
+    them, and the normalizer Strip(both sides), the file's Precompiled rules, Replace(" {2,}" → " ")."""
+    import base64
+    from minilm.tokenizers.sentencepiece_model import parse_model
+    model = parse_model((folder / "spm.model").read_bytes())
+    pieces = [[p, float(score)] for p, score, _ in model.pieces]
+    names = ["[PAD]", "[CLS]", "[SEP]", "[UNK]"]
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for i, t in enumerate(names)] + \
+        [{"id": len(pieces), "content": "[MASK]", "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": True}]
+    meta = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    template = [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}}]
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": {"type": "Sequence", "normalizers": [
+                {"type": "Strip", "strip_left": True, "strip_right": True},
+                {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(model.charsmap).decode("ascii")},
+                {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [meta]},
+            "post_processor": {"type": "TemplateProcessing", "single": template, "pair": template,
+                               "special_tokens": {t: {"id": t, "ids": [names.index(t)], "tokens": [t]}
+                                                  for t in ("[CLS]", "[SEP]")}},
+            "decoder": meta, "model": {"type": "Unigram", "unk_id": model.unk_id, "vocab": pieces,
+                                       "byte_fallback": False}}
+    target.mkdir()
+    (target / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    config = {"tokenizer_class": "DebertaV2Tokenizer", "do_lower_case": False, "split_by_punct": False,
+              "mask_token": "[MASK]", "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+              "unk_token": "[UNK]", "bos_token": "[CLS]", "eos_token": "[SEP]"}
+    (target / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return target
+
+
+def test_deberta_v3_tokenizer_json_saved_by_transformers_4_reads_as_transformers_5_reads_it(tmp_path):
+    """transformers 5 rebuilds DebertaV2Tokenizer's normalizer and keeps only the Precompiled rules of a
+    tokenizer.json's: on a folder saved by 4.57.1 it gives the ids of the spm.model folder (5.25.0: the
+    same on every line and NFKC case). Read as written, the file's Strip on the left took a leading
+    ideographic space, which transformers keeps (an [UNK] here)."""
+    tok = load_hf_tokenizer(_saved_by_transformers_4(DATA / "deberta-v3-spm", tmp_path / "v4"))
+    lines = texts() + tuple(NFKC_CASES)
+    bad = [t for t, ids in zip(lines, line_ids("deberta-v3-spm")) if tok.encode(t, add_special_tokens=True) != ids]
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ from transformers, e.g. {bad[:2]}"
+    # transformers 5.25.0's tokens on the folder 4.57.1 saved: this .model's rules leave U+3000 as it is
+    ideographic = tok.convert_ids_to_tokens(tok.encode("\u3000ideographic space", add_special_tokens=True))
+    assert ideographic == ["[CLS]", "\u2581", "[UNK]", *"ide", "og", *"raphic", "\u2581", *"space", "[SEP]"]
+
+
 # ---- the commands on a folder with tokenizer.json only -------------------------------------------------
 def test_embed_reads_tokenizer_json_when_there_is_no_vocab_txt(capsys, tmp_path):
     """transformers 5 saves a BERT with tokenizer.json and no vocab.txt (before: ``minilm embed`` stopped
