@@ -47,7 +47,7 @@ from autograd import Tensor  # noqa: E402  (after the path)
 from minilm.models.prefixlm import T5DecoderOnly, causal_lm_mask  # noqa: E402
 
 # variant -> (blocks made causal over the input, blocks where an input token sees only itself, sinusoids);
-# block indices may be negative ("all": every block)
+# blocks by index (negative counts from the last), or "all", or "rest" (every block but the first)
 VARIANTS = {
     "prefix": ((), (), False),
     "causal": ("all", (), False),
