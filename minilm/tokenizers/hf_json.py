@@ -137,11 +137,6 @@ class HFTokenizer(BaseTokenizer):
                      for t in self.added]
             self._added_re = re.compile("(" + "|".join(parts) + ")")
         self._setup_pipeline(spec, model, path)
-        if self.kind == "Unigram" and family_class(config.get("tokenizer_class") or "") == "DebertaV2Tokenizer":
-            # transformers 5's DebertaV2Tokenizer builds its own normalizer (tokenization_deberta_v2.py) and
-            # keeps only the Precompiled rules of the file's: a file saved by transformers 4 (Strip on both
-            # sides, then the rules) is read as the class reads it, not as it is written
-            self.normalize = deberta_v2_normalizer(config, str(path), _precompiled(spec.get("normalizer"), path))
         self.post = spec.get("post_processor")
 
     def _setup_pipeline(self, spec, model, path):
@@ -188,7 +183,13 @@ class HFTokenizer(BaseTokenizer):
             self.meta_split = meta.get("split", True)
             self.whitespace_split = "WhitespaceSplit" in kinds
             self.inner = None
-            self.normalize = _normalizer(norm, path)
+            if family_class(self.config.get("tokenizer_class") or "") == "DebertaV2Tokenizer":
+                # transformers 5's DebertaV2Tokenizer builds its own normalizer (tokenization_deberta_v2.py) and
+                # keeps only the Precompiled rules of the file's: a file saved by transformers 4 (Strip on both
+                # sides, then the rules) is read as the class reads it, not as it is written
+                self.normalize = deberta_v2_normalizer(self.config, str(path), _precompiled(norm, path))
+            else:
+                self.normalize = _normalizer(norm, path)
 
     # ---- text → tokens ---------------------------------------------------------------------
     def split_on_special_tokens(self, text: str) -> list[tuple[str, bool]]:
