@@ -11,11 +11,14 @@ import ctypes
 import os
 import select
 import signal
+import subprocess
+import threading
 import time
 from pathlib import Path
 
 MAX_EVENT = 256 * 1024  # bytes: the child cuts messages to a few KB, so a longer line is not its reporter's
 _LIVE: set[int] = set()  # pids of the children now running (their orphans are fair game, they are not)
+_SPAWNING = threading.Lock()  # held from a child's fork until its pid is in _LIVE, and while orphans are hunted
 _CLK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -55,8 +58,25 @@ def become_subreaper() -> None:
         pass
 
 
+def start_child(cmd, **popen_args) -> subprocess.Popen:
+    """``subprocess.Popen(cmd, ...)``, with its pid in ``_LIVE`` before any orphan hunt can see it.
+
+    The grader runs modules in threads. Without the lock, one thread's ``kill_orphans`` could find the
+    child another thread had just started (our child, not yet in ``_LIVE``) and kill it: seen in CI as
+    a module whose tests "could not start (exit code -9)"."""
+    with _SPAWNING:
+        proc = subprocess.Popen(cmd, **popen_args)
+        _LIVE.add(proc.pid)
+    return proc
+
+
 def kill_orphans() -> None:
     """Kill the processes this process adopted (their parent, one of our children, is gone)."""
+    with _SPAWNING:
+        _kill_orphans()
+
+
+def _kill_orphans() -> None:
     me = str(os.getpid())
     for _ in range(5):
         found = []

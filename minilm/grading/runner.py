@@ -41,7 +41,7 @@ from pathlib import Path
 
 from . import canary
 from .manifest import Entry, wall_limit
-from .processes import _LIVE, MAX_EVENT, _cpu_seconds, _Lines, kill_orphans
+from .processes import _LIVE, MAX_EVENT, _cpu_seconds, _Lines, kill_orphans, start_child
 from .verdict import (MAX_MESSAGE, NOT_RUN, TestResult, crashed, record_result, task_key, timed_out,
                       writer_note)
 
@@ -154,10 +154,9 @@ class ModuleRun:
         env.update(self.env or {})
         out = sys.stderr.fileno() if self.verbose else subprocess.DEVNULL  # --verbose: pytest's own output
         try:
-            self.proc = subprocess.Popen(cmd, cwd=self.root, env=env, stdin=subprocess.PIPE, stdout=out,
-                                         stderr=subprocess.STDOUT, pass_fds=(write_fd,), start_new_session=True,
-                                         preexec_fn=self.preexec)
-            _LIVE.add(self.proc.pid)
+            self.proc = start_child(cmd, cwd=self.root, env=env, stdin=subprocess.PIPE, stdout=out,
+                                    stderr=subprocess.STDOUT, pass_fds=(write_fd,), start_new_session=True,
+                                    preexec_fn=self.preexec)
         finally:
             os.close(write_fd)
         todo = self._todo(done)
