@@ -1,5 +1,6 @@
 """ELECTRA: sizes, the shared embeddings, the steps of ``Electra.forward`` (the no-gradient sampling,
 labels, the two losses), the four objectives, the recipe and its metrics."""
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,24 @@ def test_roc_auc_matches_pair_counting():
     assert np.isnan(recipe.roc_auc(s, np.zeros(200, bool)))
 
 
+def test_summary_says_when_the_discriminator_has_not_learned_to_detect():
+    """At the defaults (temperature 1) `minilm train electra` ends with AUC 0.545 and a discriminator at
+    the base rate; the summary must say so and what to try, and say nothing when it detects."""
+    cfg = override(recipe.ElectraRecipeConfig(), docs=30, max_seq_length=24, n_layer=1, n_head=2, n_embd=16,
+                   vocab_size=200)
+    rec = recipe.ElectraRecipe(cfg)
+    m = {"loss": 1.0, "mlm_loss": 4.0, "disc_loss": 0.38, "mlm_accuracy": 0.2, "disc_accuracy": 0.87,
+         "replaced_f1": 0.02, "replaced_precision": 0.8, "replaced_recall": 0.01, "disc_auc": 0.545,
+         "disc_auc_masked": 0.86}
+    s = {"initial_loss": 40.0, "final_loss": 23.0, "steps": 600, "parameters": 1, "metrics": m,
+         "baselines": {"always_original_accuracy": 0.87, "most_frequent_token_accuracy": 0.09}}
+    text = rec.describe(s)
+    assert "has not learned to spot" in text and "AUC 0.545" in text and "--temperature 2" in text, text
+    rec.model_config = dataclasses.replace(rec.model_config, temperature=2.0)
+    assert "--temperature 2" not in rec.describe(s) and "more --steps" in rec.describe(s)
+    assert "has not learned" not in rec.describe(dict(s, metrics=dict(m, disc_auc=0.74)))
+
+
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_recipe_trains_and_reports(tmp_path, objective):
     from minilm.train import TrainConfig, train
@@ -221,7 +240,7 @@ def test_recipe_trains_and_reports(tmp_path, objective):
         assert {"disc_accuracy", "replaced_f1", "disc_auc"} <= set(m)
     else:
         assert "main_mlm_accuracy" in m
-    assert "generator MLM accuracy" in recipe.ElectraRecipe.describe(s)
+    assert "generator MLM accuracy" in rec.describe(s)
     if objective == "electra":
         result = finetune_sentiment(rec.model, rec.tokenizer, steps=5, n_train=64, n_test=32)
         assert 0 <= result["accuracy"] <= 1
