@@ -2,7 +2,8 @@
 
 Each family's options are generated from its recipe's config dataclass (``minilm/recipes/config.py``);
 this command adds only what belongs to the run: --json, --out, --resume, --no-progress (--seed,
-from ``add_common``, fills the config's ``seed``; --out fills an ``out`` field where a config has one).
+from ``add_common``, fills the config's ``seed``; --out and --no-progress fill an ``out`` and a
+``no_progress`` field where a config has one).
 """
 import argparse
 import json
@@ -12,7 +13,7 @@ from pathlib import Path
 from minilm.cli import add_common
 
 ORDER = 2
-COMMAND_OPTIONS = ("seed", "out")  # options this command defines itself; a config's fields of these names get them
+COMMAND_OPTIONS = ("seed", "out", "no_progress")  # its own options: a config's fields of these names get them
 
 
 def register(sub):

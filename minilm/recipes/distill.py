@@ -60,6 +60,7 @@ class DistillRecipeConfig(RecipeConfig):
     alpha_hidden: float = 0.0               # hidden MSE through W_h
     alpha_att: float = 0.0                  # attention-score MSE
     out: Optional[Path] = None              # the run's folder (minilm train's --out): teacher.npz goes there
+    no_progress: bool = False               # minilm train's --no-progress: no bars for the teacher's training either
     train: TrainConfig = nested(TrainConfig(steps=200, lr=1e-3, warmup=20, checkpoint_every=200))
 
 
@@ -134,11 +135,11 @@ class DistillRecipe(StudentRecipe):
                                          n_head=cfg.n_head, n_embd=cfg.n_embd, max_seq_length=32, dropout=0.1,
                                          pretrain_steps=cfg.teacher_pretrain_steps, pretrain_lr=2e-3, batch_size=32,
                                          seed=cfg.seed)
-            bert, tok, _ = pretrain_encoder(pretraining, self.train_texts, progress=True)
+            bert, tok, _ = pretrain_encoder(pretraining, self.train_texts, progress=not cfg.no_progress)
         teacher = bert_classifier(bert, 2, seed=cfg.seed)
         ids, mask = encode_texts(tok, self.train_texts, bert.config.max_position_embeddings)
         finetune_classifier(teacher, ids, mask, self.y_train, steps=cfg.teacher_steps, batch_size=32, lr=1e-3,
-                            seed=[cfg.seed, 5], progress=True)
+                            seed=[cfg.seed, 5], progress=not cfg.no_progress)
         return teacher, tok
 
     def evaluate(self, model):

@@ -215,3 +215,19 @@ def test_recipe_rejects_cosine_with_a_narrower_student(tmp_path):
     from minilm.recipes import distill as recipe
     with pytest.raises(ConfigError, match="equal widths"):
         recipe.DistillRecipe(_args(out=tmp_path, student_n_embd=8, alpha_cos=1.0, teacher_steps=1))
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_train_distill_no_progress_quiets_the_teacher_too(tmp_path, quiet):
+    """`minilm train distill --no-progress` printed two progress bars anyway: the teacher's pre-training
+    and fine-tuning, built before the student's loop. Run as a user runs it, in a subprocess."""
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "minilm.cli", "train", "distill", "--out", str(tmp_path), "--docs", "12",
+           "--vocab-size", "120", "--teacher-layers", "2", "--n-embd", "16", "--teacher-pretrain-steps", "2",
+           "--teacher-steps", "2", "--n-train", "64", "--n-test", "32", "--steps", "2"]
+    run = subprocess.run(cmd + (["--no-progress"] if quiet else []), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    bars = [name for name in ("pre-training:", "fine-tuning:", "it/s") if name in run.stderr]
+    assert (not bars) if quiet else bars, run.stderr[-2000:]
+    assert "retained" in run.stdout
