@@ -57,7 +57,8 @@ def register(sub):
     p.add_argument("--n-embd", type=int, default=d.n_embd, help=f"model width (default {d.n_embd})")
     p.add_argument("--n-layer", type=int, default=d.n_layer, help=f"encoder layers (default {d.n_layer})")
     p.add_argument("--n-head", type=int, default=d.n_head, help=f"attention heads (default {d.n_head})")
-    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress messages on stderr (--no-progress, as minilm train and experiment spell it)")
     add_common(p)
     p.set_defaults(func=run)
 

@@ -59,6 +59,16 @@ def test_cli_json_prints_one_object(capsys):
     assert out["pool"] == "max" and out["pretrain_steps"] == 0
 
 
+@pytest.mark.parametrize("flag", ["--quiet", "--no-progress"])
+def test_cli_quiet_under_either_name(capsys, flag):
+    """`minilm train` and `minilm experiment` say --no-progress; finetune takes that spelling too."""
+    from minilm.cli import main
+    assert main(["finetune", "--steps", "2", "--pretrain-steps", "2", "--n-train", "40", "--n-test", "20",
+                 "--n-embd", "16", flag]) == 0
+    err = capsys.readouterr().err
+    assert "pre-training" not in err and "fine-tuning" not in err, err
+
+
 def test_from_a_checkpoint(tmp_path):
     from minilm.checkpoint import model_meta, save_checkpoint
     from minilm.models.bert import BertConfig
