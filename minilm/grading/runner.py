@@ -78,6 +78,7 @@ class ModuleRun:
         self.apart: list[str] = []  # tasks that run in children of their own (a test died beside them)
         self._regrouped = False  # the last child set a task apart: the next one runs differently
         self._check_hung = False  # the last child hung in the grader's closing checks
+        self._start_retried = False  # a child was killed before listing its tests, and started again
         self.notes: list[str] = []  # what the report says beside the table (tasks only: no test names)
 
     # ---- the loop over children ------------------------------------------------------------------
@@ -302,6 +303,11 @@ class ModuleRun:
                 crashed(self.tests[current], code, self.impl, alone=current in self.rerun_done)
         if not self._finished:
             if current is None and not self._listed and not self.problem:
+                if code is not None and code < 0 and not self._start_retried:
+                    # killed by a signal before it listed its tests (out of memory, a stray kill): once
+                    # more, the same tests, so that a machine's hiccup does not cost a module's points
+                    self._start_retried = self._regrouped = True
+                    return False
                 self.problem = f"the graded tests of {self.label} could not start (exit code {code})"
             return False  # its other results are not kept: they are graded again by the next child
         if self.problem:  # a test file did not load: pytest ran nothing, the closing checks included

@@ -181,3 +181,37 @@ def test_a_process_that_hangs_in_the_graders_own_checks_costs_only_the_test_that
     assert {s.task: s.status for s in report.tasks} == {"6.1": "crashed", "6.2": "passed"}, report.tasks
     broken = _task(report, "6.1").tests[0]
     assert "hung in the grader's closing checks, just after this test" in broken.message, broken.message
+
+
+KILLED_AT_START = '''
+    import os, pathlib, signal
+    import pytest
+
+    ALWAYS = ALWAYS_VALUE  # die at every start, or at the first one only
+    MARK = pathlib.Path(__file__).with_name("killed-once")
+    if os.environ.get("MINILM_GRADING_CHILD") and (ALWAYS or not MARK.exists()):
+        MARK.write_text("")
+        os.kill(os.getpid(), signal.SIGKILL)  # what the out-of-memory killer does to a process starting up
+
+    @pytest.mark.task6_1
+    def test_honest():
+        pass
+'''
+
+
+def test_a_child_killed_once_before_it_lists_its_tests_is_started_again(tmp_path):
+    """A signal that kills a child before it has listed its tests (a machine's hiccup: the OOM killer,
+    a stray kill) used to end the module at once: "could not start", every task 0. It is started
+    once more; only a child that dies that way twice is believed."""
+    once = KILLED_AT_START.replace("ALWAYS_VALUE", "False")
+    kit = make_fake_kit(tmp_path / "kit", {"test_task06_fake.py": once})
+    report = grading.grade("exercises", root=kit, timeout=20)
+    assert (kit / "tests" / "graded" / "killed-once").exists()  # it did die once
+    assert not report.problems, report.problems
+    assert {s.task: s.status for s in report.tasks} == {"6.1": "passed"}, report.tasks
+
+    always = KILLED_AT_START.replace("ALWAYS_VALUE", "True")
+    kit = make_fake_kit(tmp_path / "kit2", {"test_task06_fake.py": always})
+    report = grading.grade("exercises", root=kit, timeout=20)
+    assert any("could not start (exit code -9)" in p for p in report.problems), report.problems
+    assert {s.task: s.status for s in report.tasks} == {"6.1": "not run"}, report.tasks
