@@ -22,6 +22,8 @@ the child's events from a pipe, and believes only what fits the manifest:
   (``MAX_RERUNS`` such re-runs per run, then crashes are believed at once).
 * a child that dies (or hangs in the closing checks) outside any test proves nothing it ran: the
   next child runs half as many tests, until a test that breaks its process alone is *crashed*.
+* a child killed by a signal before it has listed its tests (the out-of-memory killer, a stray
+  kill) is started once more; only a second such death says the module "could not start".
 
 After each child, its process group and any orphan it left (this process is a child subreaper on
 Linux) are killed, so no daemon outlives its module or keeps its pipe open.
