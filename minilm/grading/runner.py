@@ -78,7 +78,8 @@ class ModuleRun:
         self.rerun_done: set[str] = set()
         self._rerun_why: dict[str, tuple] = {}  # that test -> (exit code, the tasks that ran before it, first?)
         self.apart: list[str] = []  # tasks that run in children of their own (a test died beside them)
-        self._regrouped = False  # the last child set a task apart: the next one runs differently
+        self._regrouped = False  # the last child set a task apart, or died at start: the next one runs
+        # differently or again, which counts as progress (no narrowing)
         self._check_hung = False  # the last child hung in the grader's closing checks
         self._start_retried = False  # a child was killed before listing its tests, and started again
         self.notes: list[str] = []  # what the report says beside the table (tasks only: no test names)
