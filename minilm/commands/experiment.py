@@ -46,6 +46,8 @@ def register(sub):
                         help="reuse the runs in OUT/NAME.json made with the same settings")
         ep.add_argument("--no-progress", action="store_true", help="no progress bar")
         add_options(ep, module.CONFIG, only=module.OPTIONS, quick=module.CONFIG.quick())
+        if "corpus" not in module.OPTIONS:          # the option every experiment is asked for, answered
+            ep.add_argument("--corpus", metavar="TEXT", help="not taken here: " + module.NO_CORPUS.replace("%", "%%"))
         ep.set_defaults(func=run, experiment_module=module)
 
 
@@ -63,6 +65,9 @@ def run(args):
     command = "minilm experiment " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("experiment") + 1:]) \
         if "experiment" in sys.argv else f"minilm experiment {args.experiment}"
     module = args.experiment_module
+    if "corpus" not in module.OPTIONS and getattr(args, "corpus", None) is not None:
+        raise ConfigError(f"minilm experiment {args.experiment} --corpus {args.corpus}: this experiment reads no "
+                          f"pre-training text. {module.NO_CORPUS}")
     cfg = from_args(module.CONFIG, args, base=module.CONFIG.quick() if args.quick else module.CONFIG())
     result = run_experiment(args.experiment, module, cfg, quick=args.quick, seeds=seeds,
                             out_dir=args.out, jobs=args.jobs, resume=args.resume,

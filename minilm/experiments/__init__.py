@@ -9,7 +9,10 @@ Each experiment is a module here with
                                ``recipe`` (:func:`recipe_field`): the recipe's sizes, model and
                                schedule, changed only where the experiment says so
     OPTIONS                    the fields offered on the command line (``minilm experiment NAME
-                               --help`` is generated from them: minilm/recipes/config.py)
+                               --help`` is generated from them: minilm/recipes/config.py); ``corpus``
+                               among them (``--corpus real``: the English text minilm ships), or
+    NO_CORPUS                  why the experiment reads no pre-training text, which ``--corpus``
+                               then answers with
     plan(cfg) -> Plan          the conditions compared, the metrics reported, the sizes to run at,
                                and the paper's findings as claims the table is checked against
                                (``minilm.experiments.claims``: the page's "Agrees with the paper?")

@@ -122,6 +122,10 @@ class ArchitecturesConfig:
 
 CONFIG = ArchitecturesConfig
 OPTIONS = ("task", "steps", "n_layer", "max_len")
+NO_CORPUS = ("Every row learns a toy text-to-text task (--task) from scratch, on fresh pairs at every step: nothing "
+             "is pre-trained, so there is no text to change. T5's comparison (Table 2) pre-trains each architecture "
+             "on C4 with span corruption; 'minilm train t5 --corpus real' pre-trains the encoder-decoder that way on "
+             "the English text minilm ships.")
 
 
 # ---- the runs ------------------------------------------------------------------------------------

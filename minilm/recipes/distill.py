@@ -1,9 +1,10 @@
 """Distillation: a fine-tuned BERT teacher teaches a smaller student the sentiment-with-negation task.
 
-1. Teacher: pre-train a BERT (MLM + NSP) on the synthetic corpus and fine-tune it on the labelled
-   sentences (``minilm.downstream.finetune``) — or load one with --teacher CKPT (a classifier saved by an
-   earlier ``minilm train distill``, OUT/teacher.npz, or a ``minilm train bert`` checkpoint, which
-   is then fine-tuned). The teacher is saved to OUT/teacher.npz for reuse.
+1. Teacher: pre-train a BERT (MLM + NSP) on the synthetic corpus (or --corpus: ``real``, the English
+   text minilm ships, or a file) and fine-tune it on the labelled sentences
+   (``minilm.downstream.finetune``) — or load one with --teacher CKPT (a classifier saved by an earlier
+   ``minilm train distill``, OUT/teacher.npz, or a ``minilm train bert`` checkpoint, which is then
+   fine-tuned). The teacher is saved to OUT/teacher.npz for reuse.
 2. Student: fewer layers (--student-layers) and/or narrower (--student-n-embd); when the widths
    match it starts from the teacher's embeddings and evenly spread layers (DistilBERT).
 3. Distil on the same sentences with any weighted mix (minilm/downstream/distill.py): hard CE, soft KL·T²,
@@ -27,12 +28,13 @@ from minilm.downstream.distill import (DistillWeights, StudentRecipe, build_stud
 from minilm.recipes import recipe
 from minilm.recipes.config import nested
 from minilm.train import TrainConfig
-from minilm.recipes.common import RecipeConfig
+from minilm.recipes.common import CorpusConfig
 
 
 @dataclass
-class DistillRecipeConfig(RecipeConfig):
-    """``minilm train distill``: one option per field."""
+class DistillRecipeConfig(CorpusConfig):
+    """``minilm train distill``: one option per field; ``corpus`` and ``docs`` are the teacher's
+    pre-training text."""
     # the teacher
     teacher: Optional[Path] = None          # a saved teacher (OUT/teacher.npz of an earlier run, or a 'minilm
                                             # train bert' checkpoint to fine-tune); default: train one
@@ -41,7 +43,7 @@ class DistillRecipeConfig(RecipeConfig):
     n_head: int = 2                         # attention heads, teacher and student
     teacher_pretrain_steps: int = 100       # MLM + NSP steps
     teacher_steps: int = 200                # teacher fine-tuning steps
-    docs: int = 150                         # synthetic documents for pre-training
+    docs: int = 150                         # synthetic documents for the teacher's pre-training (without --corpus)
     vocab_size: int = 500                   # WordPiece vocabulary
     # the student and the data
     student_layers: int = 2                 # student encoder layers
@@ -117,10 +119,14 @@ class DistillRecipe(StudentRecipe):
 
     def _teacher(self, cfg, train, test):
         from minilm.checkpoint import load_model
+        from minilm.data import read_corpus
         from minilm.downstream.finetune import (FinetuneConfig, bert_classifier, encode_texts, finetune_classifier,
                                                 pretrain_encoder)
         from minilm.models.bert_heads import BertForSequenceClassification
         if cfg.teacher is not None:
+            if cfg.corpus:
+                raise ConfigError(f"distill: --corpus {cfg.corpus} is the text a new teacher is pre-trained on, "
+                                  f"but --teacher {cfg.teacher} is already pre-trained; give one of the two")
             model, tok, meta = load_model(cfg.teacher)
             if isinstance(model, BertForSequenceClassification) and tok is not None:
                 _log(f"loaded the teacher from {cfg.teacher}")
@@ -135,7 +141,8 @@ class DistillRecipe(StudentRecipe):
                                          n_head=cfg.n_head, n_embd=cfg.n_embd, max_seq_length=32, dropout=0.1,
                                          pretrain_steps=cfg.teacher_pretrain_steps, pretrain_lr=2e-3, batch_size=32,
                                          seed=cfg.seed)
-            bert, tok, _ = pretrain_encoder(pretraining, self.train_texts, progress=not cfg.no_progress)
+            docs = read_corpus(cfg.corpus) if cfg.corpus else None        # None: cfg.docs synthetic documents
+            bert, tok, _ = pretrain_encoder(pretraining, self.train_texts, docs=docs, progress=not cfg.no_progress)
         teacher = bert_classifier(bert, 2, seed=cfg.seed)
         ids, mask = encode_texts(tok, self.train_texts, bert.config.max_position_embeddings)
         finetune_classifier(teacher, ids, mask, self.y_train, steps=cfg.teacher_steps, batch_size=32, lr=1e-3,

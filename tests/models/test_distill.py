@@ -231,3 +231,17 @@ def test_train_distill_no_progress_quiets_the_teacher_too(tmp_path, quiet):
     bars = [name for name in ("pre-training:", "fine-tuning:", "it/s") if name in run.stderr]
     assert (not bars) if quiet else bars, run.stderr[-2000:]
     assert "retained" in run.stdout
+
+
+def test_train_distill_pretrains_its_teacher_on_the_corpus_given(tmp_path):
+    """``--corpus`` is the teacher's pre-training text (its WordPiece vocabulary too): a word that only
+    the file holds is in the vocabulary; and with ``--teacher`` the option is refused, not ignored."""
+    from minilm.recipes import distill as recipe
+    text = tmp_path / "text.txt"
+    text.write_text("\n\n".join("the zyzzyva sleeps .\nthe zyzzyva eats ." for _ in range(40)), encoding="utf-8")
+    with_file = recipe.DistillRecipe(_args(corpus=str(text), out=tmp_path, teacher_steps=2))
+    synthetic = recipe.DistillRecipe(_args(out=tmp_path / "synthetic", teacher_steps=2))
+    assert [with_file.tokenizer.decode(with_file.tokenizer.encode("zyzzyva"))] == ["zyzzyva"]
+    assert synthetic.tokenizer.decode(synthetic.tokenizer.encode("zyzzyva")) != "zyzzyva"     # [UNK] or pieces
+    with pytest.raises(ConfigError, match="already pre-trained"):
+        recipe.DistillRecipe(_args(corpus=str(text), teacher=tmp_path / "teacher.npz"))

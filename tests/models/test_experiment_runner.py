@@ -177,3 +177,21 @@ def test_the_command_line_reaches_the_config():
     assert from_args(masking.CONFIG, args, base=masking.CONFIG.quick()) == override(masking.CONFIG.quick(), steps=7)
     args = build_parser().parse_args(["experiment", "masking", "--docs", "12"])
     assert from_args(masking.CONFIG, args, base=masking.CONFIG()) == override(masking.CONFIG(), docs=12)
+
+
+def test_every_experiment_takes_corpus_or_says_why_it_reads_no_text():
+    """``--corpus real`` is offered by every experiment; one that pre-trains on no text (architectures learns
+    a toy task from scratch, new-york probes the synthetic corpus's names) answers it with its reason,
+    where argparse would say only "unrecognized arguments". Run as a user types it."""
+    import subprocess
+    import sys
+    from minilm.experiments import available
+    without = {name: module for name, module in available().items() if "corpus" not in module.OPTIONS}
+    assert sorted(without) == ["architectures", "new-york"]
+    for name, module in without.items():
+        assert len(module.NO_CORPUS) > 80, name
+        run = subprocess.run([sys.executable, "-m", "minilm.cli", "experiment", name, "--quick", "--corpus", "real"],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode != 0 and "reads no pre-training text" in run.stderr, run.stderr[-1000:]
+        assert module.NO_CORPUS[:60] in " ".join(run.stderr.split()), run.stderr[-1000:]
+        assert "Traceback" not in run.stderr and "unrecognized" not in run.stderr
