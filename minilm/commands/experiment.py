@@ -66,8 +66,8 @@ def run(args):
         if "experiment" in sys.argv else f"minilm experiment {args.experiment}"
     module = args.experiment_module
     if "corpus" not in module.OPTIONS and getattr(args, "corpus", None) is not None:
-        raise ConfigError(f"minilm experiment {args.experiment} --corpus {args.corpus}: this experiment reads no "
-                          f"pre-training text. {module.NO_CORPUS}")
+        raise ConfigError(f"minilm experiment {args.experiment} --corpus {args.corpus}: not taken by this "
+                          f"experiment. {module.NO_CORPUS}")
     cfg = from_args(module.CONFIG, args, base=module.CONFIG.quick() if args.quick else module.CONFIG())
     result = run_experiment(args.experiment, module, cfg, quick=args.quick, seeds=seeds,
                             out_dir=args.out, jobs=args.jobs, resume=args.resume,

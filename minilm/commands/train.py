@@ -18,7 +18,7 @@ COMMAND_OPTIONS = ("seed", "out", "no_progress")  # its own options: a config's 
 
 def register(sub):
     from minilm.recipes import available
-    from minilm.recipes.config import add_options
+    from minilm.recipes.config import add_options, leaves
     families = available()
     p = sub.add_parser(
         "train", help="pre-train a family: " + ", ".join(families),
@@ -42,12 +42,23 @@ def register(sub):
                         help="continue from OUT/checkpoint.npz; the loss curve matches an uninterrupted run")
         fp.add_argument("--no-progress", action="store_true", help="no progress bar")
         add_options(fp, recipe.Config, skip=COMMAND_OPTIONS)
+        if "corpus" not in leaves(recipe.Config):   # a toy task: the option every family is asked for, answered
+            fp.add_argument("--corpus", metavar="TEXT", help="not taken here: " + _no_corpus(recipe).replace("%", "%%"))
         fp.set_defaults(func=run, recipe_class=recipe)
 
 
+def _no_corpus(recipe) -> str:
+    """Why a family reads no text: its recipe module's ``NO_CORPUS``."""
+    return sys.modules[recipe.__module__].NO_CORPUS
+
+
 def run(args):
-    from minilm.recipes.config import from_args
+    from autograd.errors import ConfigError
+    from minilm.recipes.config import from_args, leaves
     from minilm.train import train
+    if "corpus" not in leaves(args.recipe_class.Config) and getattr(args, "corpus", None) is not None:
+        raise ConfigError(f"minilm train {args.family} --corpus {args.corpus}: not taken by this family. "
+                          f"{_no_corpus(args.recipe_class)}")
     cfg = from_args(args.recipe_class.Config, args)
     recipe = args.recipe_class(cfg)
     out = args.out or Path("runs") / args.family

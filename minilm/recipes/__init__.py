@@ -5,7 +5,8 @@ A recipe module ``minilm/recipes/FAMILY.py`` defines
     FamilyRecipeConfig    a dataclass: every setting of a run, with its default and a comment
                           (``minilm train FAMILY --help`` is generated from it: minilm/recipes/config.py);
                           it extends ``RecipeConfig``, or ``CorpusConfig`` (+ --corpus, --docs) for a
-                          family that reads documents, and holds two configs as fields: ``model``, the
+                          family that reads documents (one that reads no text, a toy task's, says why
+                          in its module's ``NO_CORPUS``), and holds two configs as fields: ``model``, the
                           model's own config, and ``train``, minilm.train's schedule (steps, lr, ...),
                           each with the recipe's defaults (``nested(...)``)
     FamilyRecipe          the object ``minilm.train.train`` trains (the protocol below), built as

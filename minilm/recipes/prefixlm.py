@@ -28,6 +28,11 @@ from minilm.recipes.seq2seq import exact_match, token_stats
 from minilm.recipes.t5 import TASK_CHOICES, TaskData, task_tokenizer
 
 
+NO_CORPUS = ("It learns a toy text-to-text task (--task), on pairs drawn fresh at every step: it reads no text. "
+             "'minilm train t5 --corpus real' pre-trains T5's encoder-decoder on the English text minilm ships "
+             "(span corruption), and 'minilm train gpt --corpus real' a left-to-right LM.")
+
+
 @dataclass
 class PrefixLMRecipeConfig(RecipeConfig):
     """``minilm train prefixlm``: one option per field."""

@@ -102,6 +102,10 @@ class T5Recipe(Seq2SeqRecipe):
         self.batch_size = cfg.batch_size or (16 if cfg.task is None else 32)
         if cfg.init is not None and cfg.task is None:
             raise ConfigError("minilm train t5: --init fine-tunes on a --task; name the task")
+        if cfg.corpus is not None and cfg.task is not None:
+            raise ConfigError(f"minilm train t5: --corpus {cfg.corpus} is span corruption's text, but --task "
+                              f"{cfg.task} trains on the task's pairs alone; pre-train with --corpus, then fine-tune "
+                              "that checkpoint with --task and --init")
         if cfg.task is not None:
             self._task_setup(cfg)
             return

@@ -25,6 +25,11 @@ from minilm.train import TrainConfig
 from minilm.recipes.common import RecipeConfig
 
 
+NO_CORPUS = ("It learns a synthetic recall task (a key token to copy from the previous segment), on streams drawn "
+             "fresh at every step: it reads no text. 'minilm train gpt --corpus real' trains a left-to-right LM on "
+             "the English text minilm ships, 'minilm train xlnet --corpus real' an XLNet.")
+
+
 @dataclass
 class TransformerXLRecipeConfig(RecipeConfig):
     """``minilm train transformer-xl``: one option per field."""

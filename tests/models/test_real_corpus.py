@@ -73,6 +73,29 @@ def test_every_corpus_option_offers_real():
     assert not missing, f"--corpus help that does not name the real corpus: {missing}"
 
 
+def test_every_family_takes_corpus_or_says_why_it_reads_no_text():
+    """``minilm train FAMILY --corpus real``: the two families that learn a toy task made fresh at every
+    step answer it with their reason (argparse alone would say "unrecognized arguments"), and T5 refuses
+    it beside --task, which would train on the task's pairs and leave the text unread. As a user types it."""
+    import subprocess
+    import sys
+    from minilm.recipes import available
+    from minilm.recipes.config import leaves
+    without = {name: recipe for name, recipe in available().items() if "corpus" not in leaves(recipe.Config)}
+    assert sorted(without) == ["prefixlm", "transformer-xl"]
+    commands = [["train", name, "--corpus", "real"] for name in without]
+    commands.append(["train", "t5", "--task", "reverse", "--corpus", "real", "--steps", "1"])
+    for command in commands:
+        run = subprocess.run([sys.executable, "-m", "minilm.cli", *command], capture_output=True, text=True,
+                             timeout=120)
+        said = " ".join(run.stderr.split())
+        assert run.returncode != 0 and "--corpus real" in said, run.stderr[-1000:]
+        assert "Traceback" not in said and "unrecognized" not in said, said
+        name = command[1]
+        reason = sys.modules[without[name].__module__].NO_CORPUS if name in without else "then fine-tune that"
+        assert reason[:60] in said, said
+
+
 def test_train_gpt_on_the_real_corpus_runs(tmp_path, monkeypatch):
     """The whole path: the command line, the recipe's corpus, a tokenizer trained on the real text
     (a small vocabulary: WordPiece on 1.3 MB of text is most of the ~13 s), 3 steps."""
