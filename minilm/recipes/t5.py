@@ -37,21 +37,27 @@ TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
 
 
 @dataclass
-class T5RecipeConfig(CorpusConfig):
-    """``minilm train t5``: one option per field."""
-    task: Optional[Literal[TASK_CHOICES]] = None   # train on a prefixed seq2seq task instead of span corruption
-    init: Optional[str] = None                     # with --task: fine-tune the T5 of this checkpoint
+class SpanCorruptionConfig(CorpusConfig):
+    """The text and the noise of span corruption (:class:`SpanData`): T5's recipe, and the prefix LM's
+    with ``--task span``."""
     input_length: int = 32                         # span corruption: encoder input tokens per example
     noise_density: float = 0.15                    # span corruption rate
     mean_span_length: float = 3.0                  # mean noise span length
     n_sentinels: int = 16                          # sentinel ids at the top of the vocabulary
+    vocab_size: int = 400                          # WordPiece vocabulary size
+
+
+@dataclass
+class T5RecipeConfig(SpanCorruptionConfig):
+    """``minilm train t5``: one option per field."""
+    task: Optional[Literal[TASK_CHOICES]] = None   # train on a prefixed seq2seq task instead of span corruption
+    init: Optional[str] = None                     # with --task: fine-tune the T5 of this checkpoint
     min_len: int = 3                               # --task: shortest input in letters
     max_len: int = 10                              # --task: longest input in letters
     model: T5Config = nested(T5Config(n_layer=2, n_head=4, n_embd=64, dropout=0.0),
                              set_by_recipe=("vocab_size", "pad_id", "eos_id", "decoder_start_id", "seed"))
     batch_size: Optional[int] = None               # examples per step (default 16 for span corruption,
                                                    # 32 with --task)
-    vocab_size: int = 400                          # WordPiece vocabulary size
     train: TrainConfig = nested(TrainConfig(steps=600))
 
 
@@ -93,6 +99,59 @@ class TaskData:
         return {"copy_exact_match": float(copy), "unigram_loss": unigram.loss(y, y)}
 
 
+class SpanData:
+    """T5's span corruption of a corpus as (input ids, target ids) pairs, with :class:`TaskData`'s
+    interface (``val``, ``sample``, ``baselines``): a WordPiece vocabulary trained on the training
+    documents with ``n_sentinels`` sentinels appended, windows of ``raw_length`` tokens of their
+    stream, fresh for every batch, and 128 fixed windows of the held-out documents."""
+
+    def __init__(self, cfg: SpanCorruptionConfig):
+        self.cfg = cfg
+        train_docs, val_docs = load_documents(cfg)
+        self.tok = tokenizer_with_sentinels(texts(train_docs), cfg.vocab_size, cfg.n_sentinels)
+        self.sentinels = t5_sentinel_ids(self.tok.vocab_size, cfg.n_sentinels)    # [V-1, V-2, ...]
+        self.eos_id = self.tok.sep_id
+        self.raw_length, self.target_length = random_spans_helper(
+            cfg.input_length, cfg.noise_density, cfg.mean_span_length)
+        self.train_ids = self._stream(train_docs)
+        self.val = self.windows(self._stream(val_docs), 128, np.random.default_rng([cfg.seed, 99]))
+
+    def _stream(self, docs) -> np.ndarray:
+        return np.asarray([i for d in docs for s in d for i in self.tok.encode(s)], dtype=np.int64)
+
+    def windows(self, stream, n, rng) -> list:
+        """``n`` windows of ``stream`` at random starts, each through ``span_corruption``."""
+        if len(stream) <= self.raw_length:
+            raise ConfigError(f"span corruption: the text has {len(stream)} tokens, fewer than one window of "
+                              f"{self.raw_length}; use a bigger corpus or a smaller --input-length")
+        starts = rng.integers(0, len(stream) - self.raw_length, size=n)
+        return [span_corruption(stream[s:s + self.raw_length], sentinel_ids=self.sentinels, eos_id=self.eos_id,
+                                rng=rng, noise_density=self.cfg.noise_density,
+                                mean_span_length=self.cfg.mean_span_length) for s in starts]
+
+    def sample(self, n, rng) -> list:
+        return self.windows(self.train_ids, n, rng)
+
+    def max_target_len(self) -> int:
+        return self.target_length + 2
+
+    def baselines(self, vocab_size) -> dict:
+        """A unigram model of the targets (it knows how often each sentinel and token occurs, not the input)."""
+        train_targets = [t for _, t in self.windows(self.train_ids, 1000, np.random.default_rng([self.cfg.seed, 98]))]
+        unigram = NGramLM(order=1).fit(train_targets, vocab_size)
+        y = np.concatenate([t for _, t in self.val])
+        return {"unigram_loss": unigram.loss(y, y)}
+
+
+def tokenizer_with_sentinels(corpus_texts, vocab_size, n_sentinels):
+    """WordPiece on the corpus, then ``<extra_id_{n-1}> … <extra_id_0>`` appended, so that
+    ``<extra_id_0>`` is the last id (T5's convention)."""
+    base = WordPieceTokenizer.train(corpus_texts, vocab_size)
+    vocab = [base.id_to_token(i) for i in range(base.vocab_size)]
+    sentinels = [f"<extra_id_{k}>" for k in reversed(range(n_sentinels))]
+    return WordPieceTokenizer(vocab + sentinels, additional_special_tokens=sentinels)
+
+
 # ---- the recipe ---------------------------------------------------------------------------------
 
 @recipe("t5", config=T5RecipeConfig, chapter=9)
@@ -109,39 +168,12 @@ class T5Recipe(Seq2SeqRecipe):
         if cfg.task is not None:
             self._task_setup(cfg)
             return
-        train_docs, val_docs = load_documents(cfg)
-        self.tokenizer = self._tokenizer_with_sentinels(texts(train_docs), cfg.vocab_size, cfg.n_sentinels)
-        V = self.tokenizer.vocab_size
-        self.sentinels = t5_sentinel_ids(V, cfg.n_sentinels)                   # [V-1, V-2, ...]
-        self.eos_id = self.tokenizer.sep_id
-        self.raw_length, self.target_length = random_spans_helper(
-            cfg.input_length, cfg.noise_density, cfg.mean_span_length)
-        self.train_ids = self._stream(train_docs)
-        self.val = self._corrupt_windows(self._stream(val_docs), 128, np.random.default_rng([cfg.seed, 99]))
-        self.model_config = replace(cfg.model, vocab_size=V, pad_id=self.tokenizer.pad_id, eos_id=self.eos_id)
+        self.data = SpanData(cfg)                                               # span corruption of the corpus
+        self.tokenizer, self.sentinels, self.eos_id = self.data.tok, self.data.sentinels, self.data.eos_id
+        self.val = self.data.val
+        self.model_config = replace(cfg.model, vocab_size=self.tokenizer.vocab_size, pad_id=self.tokenizer.pad_id,
+                                    eos_id=self.eos_id)
         self.model = T5(self.model_config, rng=np.random.default_rng(cfg.seed))
-
-    # span corruption ---------------------------------------------------------------------------
-    @staticmethod
-    def _tokenizer_with_sentinels(corpus_texts, vocab_size, n_sentinels):
-        """WordPiece on the corpus, then ``<extra_id_{n-1}> … <extra_id_0>`` appended, so that
-        ``<extra_id_0>`` is the last id (T5's convention)."""
-        base = WordPieceTokenizer.train(corpus_texts, vocab_size)
-        vocab = [base.id_to_token(i) for i in range(base.vocab_size)]
-        sentinels = [f"<extra_id_{k}>" for k in reversed(range(n_sentinels))]
-        return WordPieceTokenizer(vocab + sentinels, additional_special_tokens=sentinels)
-
-    def _stream(self, docs) -> np.ndarray:
-        return np.asarray([i for d in docs for s in d for i in self.tokenizer.encode(s)], dtype=np.int64)
-
-    def _corrupt_windows(self, stream, n, rng):
-        if len(stream) <= self.raw_length:
-            raise ConfigError(f"minilm train t5: the text has {len(stream)} tokens, fewer than one window of "
-                              f"{self.raw_length}; use a bigger corpus or a smaller --input-length")
-        starts = rng.integers(0, len(stream) - self.raw_length, size=n)
-        return [span_corruption(stream[s:s + self.raw_length], sentinel_ids=self.sentinels, eos_id=self.eos_id,
-                                rng=rng, noise_density=self.cfg.noise_density,
-                                mean_span_length=self.cfg.mean_span_length) for s in starts]
 
     # seq2seq tasks -----------------------------------------------------------------------------
     def _task_setup(self, cfg):
@@ -164,9 +196,7 @@ class T5Recipe(Seq2SeqRecipe):
 
     # the recipe protocol (the arrays and the loss: Seq2SeqRecipe) ------------------------------
     def batch(self, rng):
-        if self.cfg.task is not None:
-            return self._arrays(self.data.sample(self.batch_size, rng))
-        return self._arrays(self._corrupt_windows(self.train_ids, self.batch_size, rng))
+        return self._arrays(self.data.sample(self.batch_size, rng))
 
     def evaluate(self, model):
         metrics = self.token_metrics(model, self.val)
@@ -175,14 +205,7 @@ class T5Recipe(Seq2SeqRecipe):
         return metrics
 
     def baselines(self):
-        V = self.tokenizer.vocab_size
-        if self.cfg.task is not None:
-            return self.data.baselines(V)
-        rng = np.random.default_rng([self.cfg.seed, 98])
-        train_targets = [t for _, t in self._corrupt_windows(self.train_ids, 1000, rng)]
-        unigram = NGramLM(order=1).fit(train_targets, V)
-        y = np.concatenate([t for _, t in self.val])
-        return {"unigram_loss": unigram.loss(y, y)}
+        return self.data.baselines(self.tokenizer.vocab_size)
 
     @staticmethod
     def describe(s) -> str:

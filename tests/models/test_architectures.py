@@ -117,6 +117,26 @@ def test_recipe_smoke(tmp_path, arch):
     assert np.isfinite(s["final_loss"]) and "exact_match" in s["metrics"] and recipe.PrefixLMRecipe.describe(s)
 
 
+def test_recipe_task_span_is_t5s_span_corruption_as_one_sequence(tmp_path):
+    """--task span: the pairs T5's recipe would train on (same windows), each one sequence
+    [corrupted window ; spans], the loss on the spans alone; the summary's baseline is a unigram model."""
+    from minilm.recipes import prefixlm as recipe
+    from minilm.recipes import t5
+    from minilm.train import TrainConfig, train
+    sizes = dict(docs=40, vocab_size=150, seed=3)
+    r = recipe.PrefixLMRecipe(override(recipe.PrefixLMRecipeConfig(), task="span", n_embd=16, n_layer=1,
+                                       batch_size=4, **sizes))
+    want = t5.T5Recipe(override(t5.T5RecipeConfig(), **sizes)).val
+    assert [(list(a), list(b)) for a, b in r.data.val] == [(list(a), list(b)) for a, b in want]
+    ids, prefix, mask, labels = r._arrays(r.data.val[:2])
+    for row, (source, target) in enumerate(r.data.val[:2]):
+        assert prefix[row] == len(source) and list(ids[row, :len(source)]) == list(source)
+        scored = labels[row][labels[row] != -100]                  # the spans, each next token of the sequence
+        assert list(scored) == list(target)
+    s = train(r, TrainConfig(steps=2, eval_every=2, checkpoint_every=2), tmp_path, progress=False, plot=False)
+    assert "exact_match" not in s["metrics"] and "unigram model of the targets" in recipe.PrefixLMRecipe.describe(s)
+
+
 def test_the_causal_prefix_lm_is_gpt_under_another_name():
     """PrefixLM is GPT's stack (minilm/models/gpt.py GPTStack): same parameter names and values
     from the same seed, and with arch="causal" and no padding the same logits as GPT."""

@@ -180,14 +180,14 @@ def test_the_command_line_reaches_the_config():
 
 
 def test_every_experiment_takes_corpus_or_says_why_it_reads_no_text():
-    """``--corpus real`` is offered by every experiment; one that pre-trains on no text (architectures learns
-    a toy task from scratch, new-york probes the synthetic corpus's names) answers it with its reason,
-    where argparse would say only "unrecognized arguments". Run as a user types it."""
+    """``--corpus real`` is offered by every experiment; new-york, whose probes are the synthetic corpus's
+    names, answers it with its reason, where argparse would say only "unrecognized arguments". Run as a
+    user types it."""
     import subprocess
     import sys
     from minilm.experiments import available
     without = {name: module for name, module in available().items() if "corpus" not in module.OPTIONS}
-    assert sorted(without) == ["architectures", "new-york"]
+    assert sorted(without) == ["new-york"]
     for name, module in without.items():
         assert len(module.NO_CORPUS) > 80, name
         run = subprocess.run([sys.executable, "-m", "minilm.cli", "experiment", name, "--quick", "--corpus", "real"],

@@ -160,6 +160,32 @@ def test_gpt_block_rows_train_at_their_own_rate(monkeypatch):
     assert seen == {"PrefixLM": 2e-4, "T5DecoderOnly": 5e-3}
 
 
+def test_task_span_is_t5s_denoising_with_the_same_windows_for_every_architecture(tmp_path):
+    """--task span: every row learns span corruption of the same text, with the same vocabulary and the
+    same held-out windows (the comparison is fair only then), read on the spans' token accuracy; a
+    --corpus without it is refused, since the toy tasks would leave the text unread."""
+    text = tmp_path / "text.txt"
+    text.write_text("\n\n".join(f"the zyzzyva {w} on the mat .\nthe dog {w} in the sun ." for w in
+                                  ("sat", "slept", "ran", "lay", "stood", "sang") * 8), encoding="utf-8")
+    cfg = replace(architectures.CONFIG.quick(), task="span", corpus=str(text), steps=3, warmup=1)
+    p = architectures.plan(cfg)
+    assert [m.key for m in p.metrics] == ["token_accuracy", "loss", "parameters"]
+    assert {c.metric for c in p.claims} == {"token_accuracy"} and not any(c.why_not for c in p.claims)
+    assert "span corruption of " + str(text) in p.title
+    recipes = {c: architectures.build_recipe(c, 0, p.settings) for c in architectures.CONDITIONS}
+    held_out = {c: [(list(a), list(b)) for a, b in r.data.val] for c, r in recipes.items()}
+    first = held_out["encoder-decoder (L+L)"]
+    assert all(v == first for v in held_out.values())
+    tok = recipes["encoder-decoder (L+L)"].tokenizer                              # the file's words, not the
+    assert tok.decode(tok.encode("zyzzyva")) == "zyzzyva"                          # synthetic corpus's
+    vocab = {c: r.tokenizer.vocab_size for c, r in recipes.items()}
+    assert len(set(vocab.values())) == 1, vocab
+    out = architectures.run_one("prefix LM (2L)", 0, p.settings)
+    assert math.isnan(out["exact_match"]) and 0 <= out["token_accuracy"] <= 1 and math.isfinite(out["loss"])
+    with pytest.raises(ConfigError, match="Add --task span"):
+        architectures.plan(replace(architectures.CONFIG.quick(), corpus=str(text)))
+
+
 # ---- distillation --------------------------------------------------------------------------------
 
 def test_objectives_map_onto_distill_weights():
