@@ -22,7 +22,8 @@ options given here) and prints, on the recipe's held-out blocks:
 ``--finetune`` adds the paper's readout for ELECTRA and for electra-ablation's BERT (MLM) row (one
 more pre-training per seed): every weight fine-tuned on the probe's pairs at three learning rates,
 the one best on 300 dev pairs kept, scored on the probe's test pairs
-(``electra_common.finetune_entailment``).
+(``electra_common.finetune_entailment``). ``--pool mean`` puts the new layer on the mean of the last
+states instead of h[CLS], the position the detector learns to call "original" on every input.
 
 The defaults are the experiment's: 800 task sentences in the pre-training text, the generator
 sampled at temperature 2. ``--temperature 1`` is the paper's sampling, at which the miniature's
@@ -36,6 +37,7 @@ replacements are easy to spot.
     python tools/electra_discriminator.py --temperature 100 --seeds 0
     python tools/electra_discriminator.py --finetune
     python tools/electra_discriminator.py --finetune --lr 1e-3      # or --temperature, --disc-weight, --grad-clip
+    python tools/electra_discriminator.py --finetune --pool mean    # read the mean state, not h[CLS]
 """
 from __future__ import annotations
 
@@ -89,7 +91,7 @@ def segments_of(ids: np.ndarray, sep_id: int) -> np.ndarray:
     return (np.cumsum(ids == sep_id, axis=1) - (ids == sep_id) > 0).astype(np.int64)
 
 
-def measure(seed: int, settings: dict, finetune: bool = False) -> dict:
+def measure(seed: int, settings: dict, finetune: bool = False, pool: str = "cls") -> dict:
     from minilm.downstream.probe import probe_accuracy
     from minilm.experiments import config_of, electra_ablation
     from minilm.experiments import electra_common as common
@@ -108,11 +110,12 @@ def measure(seed: int, settings: dict, finetune: bool = False) -> dict:
     out["dim@init"] = effective_dimension(token_states(untrained.model.encode, *train[:2]))
     if finetune:
         steps = settings["finetune_steps"]                                  # the experiment's readout
-        out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings, steps=steps)[0]
+        out["ft ELECTRA"] = 100 * common.finetune_entailment(model, "discriminator", tok, seed, settings, steps=steps,
+                                                             pool=pool)[0]
         bert_overrides, network = electra_ablation.CONDITIONS["BERT (MLM)"]
         bert, _ = common.pretrain(recipe_cfg, seed, task_text=settings["task_text"], **bert_overrides)
         out["ft BERT"] = 100 * common.finetune_entailment(bert.model, network, bert.tokenizer, seed, settings,
-                                                          steps=steps)[0]
+                                                          steps=steps, pool=pool)[0]
     return out
 
 
@@ -132,6 +135,8 @@ def main(argv=None) -> int:
                     help="the global gradient-norm clip (default: the experiment's, 1.0; 0 = off)")
     ap.add_argument("--finetune", action="store_true",
                     help="also fine-tune ELECTRA and a BERT (MLM) pre-trained alike (the paper's readout)")
+    ap.add_argument("--pool", choices=("cls", "mean"), default="cls",
+                    help="--finetune's sentence vector: h[CLS] (the paper's, default) or the mean of the last states")
     ap.add_argument("--quick", action="store_true", help="the experiment's --quick sizes (a smoke test)")
     args = ap.parse_args(argv)
     from minilm.experiments import electra_ablation, settings_of
@@ -144,7 +149,7 @@ def main(argv=None) -> int:
     columns += ["ft ELECTRA", "ft BERT"] if args.finetune else []
     print("seed  " + "  ".join(f"{c:>11}" for c in columns))
     for seed in (int(s) for s in args.seeds.split(",")):
-        m = measure(seed, settings, args.finetune)
+        m = measure(seed, settings, args.finetune, args.pool)
         print(f"{seed:>4}  " + "  ".join(f"{m[c]:11.3f}" if c in ("L_disc", "H(base)", "AUC") else f"{m[c]:11.1f}"
                                          for c in columns), flush=True)
     return 0

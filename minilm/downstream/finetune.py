@@ -40,7 +40,7 @@ from minilm.data import (create_nsp_instances, encode_documents, nsp_arrays, pad
                          synthetic_corpus)
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining, BertForSequenceClassification
-from minilm.models.bert_heads import classify_logits
+from minilm.models.bert_heads import classify_logits, pool as pool_states
 from minilm.tokenizers import WordPieceTokenizer
 from minilm.train import fit, short_run
 
@@ -291,19 +291,24 @@ def run_finetune(cfg: FinetuneConfig, *, checkpoint=None, progress: bool = True)
 
 class EncoderClassifier(nn.Module):
     """A pre-trained encoder (any model with ``encode(ids, attention_mask) -> (B, T, C)``: RoBERTa,
-    ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``). It has the
+    ELECTRA's discriminator) + a new Linear on h[CLS] (Task 5.4's ``classify_logits``), or with
+    ``pool="mean"`` / ``"max"`` on the real tokens' states pooled (Task 5.4's ``pool``). It has the
     call signature of ``BertForSequenceClassification``, so ``finetune_classifier`` trains it."""
 
-    pool = "cls"
-
-    def __init__(self, encoder_model, hidden_size: int, num_labels: int = 2, *, rng):
+    def __init__(self, encoder_model, hidden_size: int, num_labels: int = 2, *, rng, pool: str = "cls"):
         super().__init__()
-        self.encoder_model = encoder_model
+        if pool not in POOLING:
+            raise ConfigError(f"EncoderClassifier: pool={pool!r}, expected one of {POOLING}")
+        self.encoder_model, self.pool = encoder_model, pool
         self.classifier = nn.Linear(hidden_size, num_labels, rng=rng, init_std=0.02)
 
     def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
         h = self.encoder_model.encode(input_ids, attention_mask)                             # (B, T, C)
-        logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
+        if self.pool == "cls":
+            logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
+        else:
+            mask = None if attention_mask is None else np.asarray(attention_mask).astype(bool)
+            logits = self.classifier(pool_states(h, mask, how=self.pool))                   # (B, K)
         return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
 
 

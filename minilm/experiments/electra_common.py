@@ -166,12 +166,12 @@ TWO_FINETUNE_LRS = FINETUNE_LRS[1:]
 
 
 def finetune_entailment(model, network: str, tokenizer, seed: int, settings: dict, *, steps: int = 200,
-                        lrs=FINETUNE_LRS, dev: int = 300) -> tuple[float, float]:
+                        lrs=FINETUNE_LRS, dev: int = 300, pool: str = "cls") -> tuple[float, float]:
     """The paper's readout for an encoder: :func:`finetune_pairs` with a new linear layer on h[CLS]
-    of ``network`` (``EncoderClassifier``)."""
+    of ``network`` (``EncoderClassifier``; ``pool="mean"``: on the mean of the real tokens' states)."""
     from minilm.downstream.finetune import EncoderClassifier
     return finetune_pairs(model, lambda copy: EncoderClassifier(_Network(copy, network), encoder_of(copy, network)[1],
-                                                                3, rng=np.random.default_rng([seed, 4])),
+                                                                3, rng=np.random.default_rng([seed, 4]), pool=pool),
                           tokenizer, seed, settings, steps=steps, lrs=lrs, dev=dev)
 
 

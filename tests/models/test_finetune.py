@@ -126,3 +126,26 @@ def test_finetune_at_best_rate_keeps_the_rate_best_on_dev_and_scores_it_on_test(
     assert trained == [1e-3, 3e-3, 1e-2] and len(made) == 3
     with pytest.raises(ValueError, match="no learning rate"):
         ft.finetune_at_best_rate(make, split("train"), split("dev"), split("test"), lrs=(), steps=7, seed=3)
+
+
+def test_encoder_classifier_reads_h_cls_or_the_pooled_real_tokens():
+    """EncoderClassifier (RoBERTa's, ELECTRA's readout): pool="cls" reads position 0; "mean" averages the
+    real tokens only (a pad's state never counts); an unknown pool is refused by name."""
+    from autograd import Tensor, no_grad
+    from minilm.downstream.finetune import EncoderClassifier
+    states = np.random.default_rng(0).normal(size=(2, 4, 3))                     # (B, T, C)
+
+    class Encoder:
+        def encode(self, ids, mask):
+            return Tensor(states)
+    mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]])
+    ids = np.zeros((2, 4), dtype=np.int64)
+    for pool, vector in (("cls", states[:, 0]),
+                         ("mean", np.stack([states[0, :3].mean(0), states[1, :2].mean(0)]))):
+        clf = EncoderClassifier(Encoder(), 3, 2, rng=np.random.default_rng(1), pool=pool)
+        with no_grad():
+            logits = clf(ids, attention_mask=mask)["logits"].data
+        want = vector @ clf.classifier.weight.data.T + clf.classifier.bias.data
+        np.testing.assert_allclose(logits, want, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ConfigError, match="pool='last'"):
+        EncoderClassifier(Encoder(), 3, 2, rng=np.random.default_rng(1), pool="last")
