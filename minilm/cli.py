@@ -68,6 +68,15 @@ def add_common(parser: argparse.ArgumentParser, json: bool = True, seed: int = 0
                             help="print one JSON object on stdout (progress goes to stderr)")
 
 
+def add_refused_corpus(parser: argparse.ArgumentParser, what: str, reason: str) -> None:
+    """``--corpus`` for a command that reads no text (``what``: "family", "experiment"): shown in
+    --help with ``reason``, and answered with it, as an argparse error, when given."""
+    class Refused(argparse.Action):
+        def __call__(self, parser, namespace, value, option_string=None):
+            parser.error(f"--corpus {value}: not taken by this {what}. {reason}")
+    parser.add_argument("--corpus", metavar="TEXT", action=Refused, help="not taken here: " + reason.replace("%", "%%"))
+
+
 def _missing_hint() -> str:
     """What to do about unfinished slots; a student release has no solutions/ to fall back on."""
     if tasks.solutions_available():

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from minilm.cli import add_common
+from minilm.cli import add_common, add_refused_corpus
 
 ORDER = 3
 
@@ -47,7 +47,7 @@ def register(sub):
         ep.add_argument("--no-progress", action="store_true", help="no progress bar")
         add_options(ep, module.CONFIG, only=module.OPTIONS, quick=module.CONFIG.quick())
         if "corpus" not in module.OPTIONS:          # the option every experiment is asked for, answered
-            ep.add_argument("--corpus", metavar="TEXT", help="not taken here: " + module.NO_CORPUS.replace("%", "%%"))
+            add_refused_corpus(ep, "experiment", module.NO_CORPUS)
         ep.set_defaults(func=run, experiment_module=module)
 
 
@@ -65,9 +65,6 @@ def run(args):
     command = "minilm experiment " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("experiment") + 1:]) \
         if "experiment" in sys.argv else f"minilm experiment {args.experiment}"
     module = args.experiment_module
-    if "corpus" not in module.OPTIONS and getattr(args, "corpus", None) is not None:
-        raise ConfigError(f"minilm experiment {args.experiment} --corpus {args.corpus}: not taken by this "
-                          f"experiment. {module.NO_CORPUS}")
     cfg = from_args(module.CONFIG, args, base=module.CONFIG.quick() if args.quick else module.CONFIG())
     result = run_experiment(args.experiment, module, cfg, quick=args.quick, seeds=seeds,
                             out_dir=args.out, jobs=args.jobs, resume=args.resume,

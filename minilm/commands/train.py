@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from minilm.cli import add_common
+from minilm.cli import add_common, add_refused_corpus
 
 ORDER = 2
 COMMAND_OPTIONS = ("seed", "out", "no_progress")  # its own options: a config's fields of these names get them
@@ -43,22 +43,13 @@ def register(sub):
         fp.add_argument("--no-progress", action="store_true", help="no progress bar")
         add_options(fp, recipe.Config, skip=COMMAND_OPTIONS)
         if "corpus" not in leaves(recipe.Config):   # a toy task: the option every family is asked for, answered
-            fp.add_argument("--corpus", metavar="TEXT", help="not taken here: " + _no_corpus(recipe).replace("%", "%%"))
+            add_refused_corpus(fp, "family", sys.modules[recipe.__module__].NO_CORPUS)
         fp.set_defaults(func=run, recipe_class=recipe)
 
 
-def _no_corpus(recipe) -> str:
-    """Why a family reads no text: its recipe module's ``NO_CORPUS``."""
-    return sys.modules[recipe.__module__].NO_CORPUS
-
-
 def run(args):
-    from autograd.errors import ConfigError
-    from minilm.recipes.config import from_args, leaves
+    from minilm.recipes.config import from_args
     from minilm.train import train
-    if "corpus" not in leaves(args.recipe_class.Config) and getattr(args, "corpus", None) is not None:
-        raise ConfigError(f"minilm train {args.family} --corpus {args.corpus}: not taken by this family. "
-                          f"{_no_corpus(args.recipe_class)}")
     cfg = from_args(args.recipe_class.Config, args)
     recipe = args.recipe_class(cfg)
     out = args.out or Path("runs") / args.family

@@ -40,7 +40,7 @@ from minilm.data import (create_nsp_instances, encode_documents, nsp_arrays, pad
                          synthetic_corpus)
 from minilm.models.bert import BertConfig
 from minilm.models.bert_heads import BertForPreTraining, BertForSequenceClassification
-from minilm.models.bert_heads import classify_logits, pool as pool_states
+from minilm.models.bert_heads import sentence_logits
 from minilm.tokenizers import WordPieceTokenizer
 from minilm.train import fit, short_run
 
@@ -304,11 +304,7 @@ class EncoderClassifier(nn.Module):
 
     def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
         h = self.encoder_model.encode(input_ids, attention_mask)                             # (B, T, C)
-        if self.pool == "cls":
-            logits = classify_logits({"last_hidden_state": h}, self.classifier.weight, self.classifier.bias)  # (B, K)
-        else:
-            mask = None if attention_mask is None else np.asarray(attention_mask).astype(bool)
-            logits = self.classifier(pool_states(h, mask, how=self.pool))                   # (B, K)
+        logits = sentence_logits(h, attention_mask, self.pool, self.classifier)               # (B, K)
         return {"logits": logits, "loss": None if labels is None else F.cross_entropy(logits, labels)}
 
 

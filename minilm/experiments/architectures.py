@@ -62,8 +62,7 @@ from minilm.experiments import Metric, Plan, settings_of
 from minilm.experiments.claims import Beats, BestOf
 from minilm.models.prefixlm import DecoderOnlyConfig, PrefixLM, PrefixLMConfig, T5DecoderOnly
 from minilm.models.t5 import T5, T5Config
-from minilm.recipes.prefixlm import SPAN
-from minilm.recipes.t5 import TASK_CHOICES
+from minilm.recipes.t5 import SPAN, TASK_CHOICES
 from minilm.recipes.config import override
 
 NAME = "architectures"

@@ -134,6 +134,16 @@ class BertForPreTraining(nn.Module):
         return result
 
 
+def sentence_logits(h: Tensor, attention_mask, how: str, classifier) -> Tensor:
+    """(B, K): ``classifier`` (Linear C → K) on the sentence vector of the last states ``h`` (B, T, C):
+    h[CLS] for ``how="cls"`` (Task 5.4's ``classify_logits``), or the real tokens' states pooled by
+    ``"mean"`` / ``"max"`` (Task 5.4's ``pool``; ``attention_mask`` (B, T) says which are real)."""
+    if how == "cls":
+        return classify_logits({"last_hidden_state": h}, classifier.weight, classifier.bias)
+    mask = None if attention_mask is None else np.asarray(attention_mask).astype(bool)
+    return classifier(pool(h, mask, how=how))
+
+
 class BertForSequenceClassification(nn.Module):
     """BERT fine-tuned for a K-class sentence (or sentence-pair) task (Devlin et al. §3.2, Fig. 4).
 
@@ -158,11 +168,7 @@ class BertForSequenceClassification(nn.Module):
 
     def forward(self, input_ids, segment_ids=None, attention_mask=None, labels=None) -> dict:
         out = self.bert(input_ids, segment_ids, attention_mask)
-        if self.pool == "cls":
-            logits = classify_logits(out, self.classifier.weight, self.classifier.bias)    # (B, K)
-        else:
-            mask = None if attention_mask is None else np.asarray(attention_mask).astype(bool)
-            logits = self.classifier(pool(out["last_hidden_state"], mask, how=self.pool))  # (B, K)
+        logits = sentence_logits(out["last_hidden_state"], attention_mask, self.pool, self.classifier)  # (B, K)
         result = {"logits": logits, "loss": None}
         if labels is not None:
             labels = _check_labels("BertForSequenceClassification", labels, (logits.shape[0],), "labels")

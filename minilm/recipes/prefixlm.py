@@ -31,9 +31,7 @@ from minilm.recipes import recipe
 from minilm.recipes.config import nested
 from minilm.train import TrainConfig
 from minilm.recipes.seq2seq import exact_match, token_stats
-from minilm.recipes.t5 import TASK_CHOICES, SpanCorruptionConfig, SpanData, TaskData, task_tokenizer
-
-SPAN = "span"   # the task that reads text: T5's span corruption of the corpus
+from minilm.recipes.t5 import SPAN, TASK_CHOICES, SpanCorruptionConfig, SpanData, TaskData, task_tokenizer
 
 
 @dataclass

@@ -34,6 +34,7 @@ from minilm.train import TrainConfig
 from minilm.tokenizers import WordPieceTokenizer
 
 TASK_CHOICES = ("copy", "reverse", "sort", "count", "mixed")
+SPAN = "span"   # the prefix LM's task that reads text: T5's span corruption of the corpus (SpanData)
 
 
 @dataclass
